@@ -1,0 +1,224 @@
+"""The parser interface and the row sinks every parser writes into.
+
+Two kinds of parser:
+
+* ``LineParser`` -- text read line by line. The reader hands it chunks of lines as a polars
+  Series (newline stripped); the default ``parse_chunk`` calls ``parse_line`` for every line,
+  and a parser with a high-volume line type (training progress) may override ``parse_chunk``
+  to handle those lines vectorised and pass the rest to ``parse_line``.
+  ``parse_line`` returns one of EVENT / NOISE / UNPARSED for the line's accounting and emits
+  rows through ``self.events`` / ``self.records``. A multi-line block (a traceback, a torch
+  elastic ChildFailedError report) may return EVENT for each of its lines and emit one row
+  when the block ends (or in ``finish``).
+* ``DocumentParser`` -- a whole JSON document; accounting is per record (job, event, pod).
+
+Parsers know nothing of TOR: they turn text into rows. Nothing is silently dropped: a line
+is an event, recognised noise, or unparsed (and a sample of unparsed lines is kept).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import PurePath
+from typing import Any, ClassVar, Protocol
+
+import polars as pl
+import pyarrow as pa
+
+from parsers.schema import ATTEMPTS, EVENTS
+
+EVENT = 0  #: the line produced (or is part of a block that produces) an event or record
+NOISE = 1  #: recognised, carries no reliability signal
+UNPARSED = 2  #: nothing recognised it
+
+UNPARSED_SAMPLES_PER_FILE = 20
+
+_HOST_DIR = re.compile(
+    r"^(?:[a-z][a-z0-9-]*[a-z-])?\d+[a-z0-9-]*$|^(?:node|gpu|host|worker|compute|nid)[a-z0-9-]*$",
+    re.IGNORECASE,
+)
+_NOT_HOSTS = {"logs", "log", "var", "tmp", "kernel", "slurm", "k8s", "jobs", "output"}
+
+
+@dataclass
+class FileContext:
+    """What a parser knows about the file it reads, besides the lines."""
+
+    path: str  #: path as given / displayed (stored in the ``file`` column)
+    tz: tzinfo  #: zone for timestamps without one (--tz; default UTC)
+    mtime: datetime | None = None  #: file modification time (UTC), for year inference
+    year: int | None = None  #: --year override for year-less timestamps
+    host_hint: str | None = None  #: host from the directory / file name
+    job_hint: str | None = None  #: job id from the file name (slurm-1234.out)
+
+    @classmethod
+    def for_path(cls, path: str, tz: tzinfo, mtime: datetime | None = None,
+                 year: int | None = None) -> FileContext:
+        return cls(path=path, tz=tz, mtime=mtime, year=year, host_hint=host_from_path(path),
+                   job_hint=job_from_path(path))
+
+
+def host_from_path(path: str) -> str | None:
+    """Host named by the file's directory or name: ``node017/kern.log``, ``node017.kern.log``,
+    ``kern-node017.log``. Returns None when nothing looks like a host name."""
+    p = PurePath(path)
+    for part in reversed(p.parent.parts[-3:]):
+        if part.lower() not in _NOT_HOSTS and _HOST_DIR.match(part):
+            return part
+    m = re.search(r"(?:^|[._-])((?:node|gpu|host|worker|compute|nid)[-_]?\d+[a-z0-9-]*)",
+                  p.name, re.IGNORECASE)
+    return m.group(1) if m else None
+
+
+_JOB_FILE = re.compile(r"(?:slurm|job)[-_](\d+(?:_\d+)?)(?:[._-]|$)", re.IGNORECASE)
+
+
+def job_from_path(path: str) -> str | None:
+    """Job id from Slurm's default output names (``slurm-1234.out``, ``slurm-1234_5.out``)."""
+    m = _JOB_FILE.search(PurePath(path).name)
+    return m.group(1) if m else None
+
+
+class RowSink:
+    """Column-wise accumulator of rows of one schema; flushes to Arrow record batches."""
+
+    def __init__(self, schema: pa.Schema, defaults: dict[str, Any] | None = None) -> None:
+        self.schema = schema
+        self.names = schema.names
+        self.cols: dict[str, list[Any]] = {n: [] for n in self.names}
+        self.defaults = defaults or {}
+        self.count = 0
+        self.frames: list[pl.DataFrame] = []
+
+    def add(self, **values: Any) -> None:
+        d = self.defaults
+        for n in self.names:
+            self.cols[n].append(values.get(n, d.get(n)))
+        self.count += 1
+
+    def add_frame(self, frame: pl.DataFrame) -> None:
+        """Rows built vectorised; columns missing from ``frame`` are filled with defaults."""
+        self.frames.append(frame)
+        self.count += frame.height
+
+    def __len__(self) -> int:
+        return self.count
+
+    def drain(self) -> Iterator[pa.RecordBatch]:
+        """Yield what was accumulated (as batches of ``self.schema``) and reset."""
+        if self.cols[self.names[0]]:
+            yield pa.RecordBatch.from_pydict(self.cols, schema=self.schema)
+            self.cols = {n: [] for n in self.names}
+        for frame in self.frames:
+            yield frame_to_batch(frame, self.schema, self.defaults)
+        self.frames = []
+
+
+def frame_to_batch(frame: pl.DataFrame, schema: pa.Schema,
+                   defaults: dict[str, Any]) -> pa.RecordBatch:
+    n = frame.height
+    arrays = []
+    for f in schema:
+        if f.name in frame.columns:
+            arr = frame.get_column(f.name).to_arrow()
+            if arr.type != f.type:
+                arr = arr.cast(f.type)
+        else:
+            arr = pa.array([defaults.get(f.name)] * n, type=f.type)
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+@dataclass
+class Accounting:
+    read: int = 0
+    events: int = 0
+    irrelevant: int = 0
+    unparsed: int = 0
+    samples: list[tuple[int, str]] = field(default_factory=list)
+
+    def note(self, status: int, line_no: int, text: str) -> None:
+        self.read += 1
+        if status == EVENT:
+            self.events += 1
+        elif status == NOISE:
+            self.irrelevant += 1
+        else:
+            self.unparsed += 1
+            if len(self.samples) < UNPARSED_SAMPLES_PER_FILE:
+                self.samples.append((line_no, text[:500]))
+
+
+class Parser:
+    """Common part of line and document parsers."""
+
+    name: ClassVar[str] = "?"
+    #: one-line description for ``tormortem sources``
+    description: ClassVar[str] = ""
+    unit: ClassVar[str] = "line"
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.acct = Accounting()
+        defaults: dict[str, Any] = {"source": self.name, "file": ctx.path, "ts_flag": "missing",
+                                    "host_from": "unknown", "format": self.name}
+        self.events = RowSink(EVENTS, defaults)
+        self.records = RowSink(ATTEMPTS, {"source": self.name, "file": ctx.path})
+
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        """Confidence 0..100 that ``head`` (the first ~64 KiB, decoded) is this source."""
+        return 0
+
+    def host_fields(self, host: str | None) -> dict[str, Any]:
+        """host/host_from for a row: the line's host, else the path's, else unknown."""
+        if host:
+            return {"host": host, "host_from": "line"}
+        if self.ctx.host_hint:
+            return {"host": self.ctx.host_hint, "host_from": "path"}
+        return {"host": None, "host_from": "unknown"}
+
+
+class LineParser(Parser):
+    def parse_line(self, text: str, line_no: int) -> int:
+        raise NotImplementedError
+
+    def parse_chunk(self, lines: pl.Series, first_line_no: int) -> None:
+        """Parse a chunk of lines (newline stripped). ``first_line_no`` is 1-based."""
+        note = self.acct.note
+        parse = self.parse_line
+        for i, text in enumerate(lines.to_list(), start=first_line_no):
+            note(parse(text, i), i, text)
+
+    def finish(self) -> None:
+        """End of file: flush any open multi-line block."""
+
+
+class DocumentParser(Parser):
+    unit = "record"
+
+    def parse_document(self, data: bytes) -> None:
+        """Parse the whole file; account one unit per record through ``self.acct.note``."""
+        raise NotImplementedError
+
+
+class Emit(Protocol):
+    """Emit one event row; fields not given are filled by the enclosing parser (ts, host, job,
+    rank from the line's prefix or the file, file/line_no, source)."""
+
+    def __call__(self, **fields: Any) -> None: ...
+
+
+class Matcher(Protocol):
+    """A recogniser for one family of lines inside a job's output (NCCL, torch distributed,
+    Megatron, ...). ``match`` gets the line's message (timestamp / rank prefixes already
+    removed by the job-log parser) and returns EVENT or NOISE when it recognises the line
+    (emitting rows through ``emit``), or None to let the next matcher try. Matchers that
+    collect multi-line blocks keep state and flush it in ``finish``."""
+
+    def match(self, text: str, line_no: int, emit: Emit) -> int | None: ...
+
+    def finish(self, emit: Emit) -> None: ...

@@ -1,0 +1,142 @@
+"""Timestamp normalisation to UTC epoch microseconds (what the ``ts`` columns hold).
+
+Rules (documented in the README, section "Time"):
+
+* A stamp with a UTC offset or ``Z`` is exact (flag ``exact``).
+* A stamp without a zone (Slurm's ``2024-05-01T12:00:00.123``, Python logging's
+  ``2024-05-01 12:00:00,123``, ``dmesg -T``) is read in ``--tz`` (default UTC): ``assumed_tz``.
+* A stamp without a year (RFC 3164 syslog ``May  1 12:00:00``, ``journalctl -o short``) gets
+  the year of the file's mtime (or ``--year``); if the first stamp's month is after the mtime's
+  month the file is taken to have started the year before; each time the month goes back
+  (Dec -> Jan) the year advances by one: ``inferred_year``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MONTHS = {m: i for i, m in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
+
+_ISO = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"
+    r"\s?(Z|[+-]\d\d(?::?\d\d)?)?"
+)
+
+
+class TimeError(ValueError):
+    """A timestamp that cannot be read."""
+
+
+def get_tz(name: str | None) -> tzinfo:
+    """``--tz`` value to a tzinfo: an IANA name (Europe/Berlin), UTC, or an offset +02:00."""
+    if not name or name.upper() in ("UTC", "Z"):
+        return UTC
+    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", name)
+    if m:
+        sign = 1 if m.group(1) == "+" else -1
+        from datetime import timezone
+
+        return timezone(sign * timedelta(hours=int(m.group(2)), minutes=int(m.group(3))))
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise TimeError(f"unknown time zone {name!r}: use an IANA name such as "
+                        "Europe/Berlin, or an offset such as +02:00") from e
+
+
+def to_us(dt: datetime) -> int:
+    """Aware datetime to epoch microseconds."""
+    d = dt - EPOCH
+    return (d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds
+
+
+def local_to_us(y: int, mo: int, d: int, h: int, mi: int, s: int, us: int, tz: tzinfo) -> int:
+    return to_us(datetime(y, mo, d, h, mi, s, us, tzinfo=tz))
+
+
+def _frac_us(frac: str | None) -> int:
+    if not frac:
+        return 0
+    return int((frac + "000000")[:6])
+
+
+def parse_iso(text: str, tz: tzinfo) -> tuple[int, str]:
+    """An ISO-8601-like stamp (at the start of ``text``) -> (epoch us, flag)."""
+    m = _ISO.match(text)
+    if not m:
+        raise TimeError(f"not an ISO timestamp: {text[:40]!r}")
+    return iso_match_to_us(m, tz)
+
+
+def iso_match_to_us(m: re.Match[str], tz: tzinfo) -> tuple[int, str]:
+    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+    us = _frac_us(m.group(7))
+    zone = m.group(8)
+    if zone:
+        if zone == "Z":
+            z: tzinfo = UTC
+        else:
+            sign = 1 if zone[0] == "+" else -1
+            digits = zone[1:].replace(":", "")
+            hh, mm = int(digits[:2]), int(digits[2:4] or 0)
+            from datetime import timezone
+
+            z = timezone(sign * timedelta(hours=hh, minutes=mm))
+        return local_to_us(y, mo, d, h, mi, s, us, z), "exact"
+    return local_to_us(y, mo, d, h, mi, s, us, tz), "assumed_tz"
+
+
+class YearInference:
+    """Year for year-less stamps, per file (see module docstring)."""
+
+    def __init__(self, mtime: datetime | None, year: int | None) -> None:
+        self.fixed = year
+        ref = mtime or datetime.now(UTC)
+        self.ref_year, self.ref_month = ref.year, ref.month
+        self.year: int | None = year
+        self.last_month = 0
+
+    def year_for(self, month: int) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        if self.year is None:
+            self.year = self.ref_year - 1 if month > self.ref_month else self.ref_year
+        elif month < self.last_month:
+            self.year += 1
+        self.last_month = month
+        return self.year
+
+
+def syslog_to_us(mon: str, day: int, hms: str, frac: str | None, tz: tzinfo,
+                 years: YearInference) -> int:
+    """RFC 3164 ``May  1 12:00:00`` (+ optional fraction) -> epoch us."""
+    month = MONTHS.get(mon[:3].lower())
+    if month is None:
+        raise TimeError(f"not a month: {mon!r}")
+    h, mi, s = (int(x) for x in hms.split(":"))
+    return local_to_us(years.year_for(month), month, day, h, mi, s, _frac_us(frac), tz)
+
+
+def ctime_to_us(text: str, tz: tzinfo) -> int:
+    """``Wed May  1 12:00:00 2024`` (dmesg -T, C ctime) -> epoch us."""
+    parts = text.split()
+    if len(parts) != 5:
+        raise TimeError(f"not a ctime stamp: {text!r}")
+    _, mon, day, hms, year = parts
+    month = MONTHS.get(mon[:3].lower())
+    if month is None:
+        raise TimeError(f"not a month: {mon!r}")
+    h, mi, s = (int(x) for x in hms.split(":"))
+    return local_to_us(int(year), month, int(day), h, mi, s, 0, tz)
+
+
+def us_to_iso(us: int) -> str:
+    """Epoch us -> ``2024-05-01T12:00:00.123456Z`` (fraction dropped when zero)."""
+    dt = EPOCH + timedelta(microseconds=us)
+    if dt.microsecond:
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,33 @@
+"""Helpers for parser tests: parse a text in memory, get rows as plain dicts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from parsers.base import Accounting, Parser
+from parsers.driver import parse_text
+
+# Columns compared by default in parser tests (file/source/format are checked separately).
+KEY = ("ts", "host", "kind", "job_id", "rank", "code", "iteration", "value", "device")
+
+
+def parse(cls: type[Parser], text: str, path: str = "test.log", **kw: Any
+          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Accounting]:
+    events, records, acct = parse_text(cls, text, path, **kw)
+    assert acct.read == acct.events + acct.irrelevant + acct.unparsed
+    return events.to_pylist(), records.to_pylist(), acct
+
+
+def pick(rows: list[dict[str, Any]], keys: tuple[str, ...] = KEY) -> list[dict[str, Any]]:
+    """Rows reduced to ``keys``, timestamps as ISO strings: easy to compare with literals."""
+    out = []
+    for r in rows:
+        d = {}
+        for k in keys:
+            v = r.get(k)
+            if isinstance(v, datetime):
+                v = v.isoformat().replace("+00:00", "Z")
+            d[k] = v
+        out.append(d)
+    return out
