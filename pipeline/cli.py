@@ -1,0 +1,169 @@
+"""The ``tormortem`` command line: a thin shell over the library.
+
+Each command parses its options, calls one library function, and prints. Library errors that
+carry a user-facing message become ``Error: ...`` with exit code 1 in one place
+(``_Group.invoke``); usage errors keep click's exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from parsers.hostlist import HostlistError
+from parsers.reader import InputError, InputFile, expand_inputs
+from parsers.registry import ALL as ALL_PARSERS
+from parsers.registry import UnknownSourceError
+from parsers.timeutil import TimeError, get_tz
+from pipeline import render
+from pipeline.explain import explain_files
+from pipeline.ingest import ingest
+from pipeline.ruletable import RulesError
+
+USER_ERRORS = (InputError, TimeError, RulesError, UnknownSourceError, HostlistError)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as e:
+            raise click.ClickException(str(e)) from None
+        except OSError as e:
+            where = f" {e.filename}" if e.filename else ""
+            raise click.ClickException(
+                f"cannot access{where}: {e.strerror or e}; check the path and permissions"
+            ) from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tormortem")
+def main() -> None:
+    """tormortem: where the time of a large GPU training run went.
+
+    Reads Slurm, Kubernetes, kernel (NVIDIA Xid, PCIe, InfiniBand), NCCL / PyTorch and
+    training-progress logs, and turns them into typed tables.
+
+    \b
+    Example:
+      tormortem ingest sample_logs/ --out /tmp/tm
+      duckdb /tmp/tm/tormortem.duckdb "select kind, count(*) from events group by 1"
+    """
+
+
+_source_opt = click.option(
+    "--source", metavar="NAME", default=None,
+    help="Parse every input as this source instead of detecting it per file "
+         "(see `tormortem sources`).")
+_tz_opt = click.option(
+    "--tz", default="UTC", show_default=True, metavar="ZONE",
+    help="Zone of timestamps printed without one (Slurm, syslog, dmesg -T): an IANA name "
+         "such as Europe/Berlin, or an offset such as +02:00.")
+_year_opt = click.option(
+    "--year", type=int, default=None,
+    help="Year for syslog/journal stamps that have none (default: from each file's mtime).")
+_rules_opt = click.option(
+    "--rules", "rules_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+    help="Extra rule-table CSV (same columns as pipeline/rules/*.csv); may be repeated.")
+
+
+def _inputs(paths: tuple[str, ...]) -> list[InputFile]:
+    files = expand_inputs(list(paths))
+    if not files:
+        raise InputError("no files found under " + ", ".join(paths)
+                         + "; give log files, directories or a quoted glob")
+    return files
+
+
+@main.command("ingest")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for events.parquet, attempts.parquet, tormortem.duckdb, ...")
+@_source_opt
+@_tz_opt
+@_year_opt
+@_rules_opt
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@click.option("--max-files", default=40, show_default=True,
+              help="Rows of the per-file table to print (all are in line_accounting).")
+def ingest_cmd(paths: tuple[str, ...], out: Path, source: str | None, tz: str,
+               year: int | None, rules_files: tuple[Path, ...], quiet: bool,
+               max_files: int) -> None:
+    """Parse log files, directories (recursive), globs or .gz files into Parquet + DuckDB.
+
+    Every line read is counted as an event, recognised-irrelevant, or unparsed; the table
+    printed at the end shows that these add up, per file and per source.
+
+    \b
+    Example:
+      tormortem ingest /var/log/slurm/ 'nodes/*/kern.log*' jobs/ --out /tmp/tm --tz UTC
+    """
+    files = _inputs(paths)
+    t0 = time.perf_counter()
+    with render.progress(files, enabled=not quiet) as advance:
+        result = ingest(files, out, tz=get_tz(tz), year=year, source=source,
+                        extra_rules=list(rules_files), progress=advance)
+    if not quiet:
+        click.echo(render.ingest_report(result, max_files=max_files,
+                                        seconds=time.perf_counter() - t0))
+
+
+@main.command("explain")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--jsonl", is_flag=True, help="One JSON object per line instead of a table.")
+@_source_opt
+@_tz_opt
+@_year_opt
+@_rules_opt
+def explain_cmd(paths: tuple[str, ...], jsonl: bool, source: str | None, tz: str,
+                year: int | None, rules_files: tuple[Path, ...]) -> None:
+    """What tormortem makes of each line that carries a signal.
+
+    For every such line: file, line number, source, kind, category (from the rule table),
+    code and the rule that decided. Use - to read standard input.
+
+    \b
+    Example:
+      grep Xid /var/log/kern.log | tormortem explain - --jsonl
+    """
+    files = _stdin_aware(paths)
+    rows = explain_files(files, tz=get_tz(tz), year=year, source=source,
+                         extra_rules=list(rules_files))
+    if jsonl:
+        for r in rows:
+            click.echo(json.dumps(r, ensure_ascii=False))
+    else:
+        click.echo(render.explain_table(rows))
+
+
+def _stdin_aware(paths: tuple[str, ...]) -> list[InputFile]:
+    if paths == ("-",):
+        import tempfile
+
+        data = sys.stdin.buffer.read()
+        tmp = Path(tempfile.mkdtemp(prefix="tormortem-")) / "stdin"
+        tmp.write_bytes(data)
+        return [InputFile(tmp, "-")]
+    return _inputs(paths)
+
+
+@main.command("sources")
+def sources_cmd() -> None:
+    """List the log sources tormortem reads (names for --source).
+
+    \b
+    Example:
+      tormortem sources
+    """
+    width = max((len(p.name) for p in ALL_PARSERS), default=0)
+    for p in ALL_PARSERS:
+        click.echo(f"{p.name:<{width}}  {p.description}")
+
+
+def run() -> None:  # pragma: no cover - console entry point alias
+    main()

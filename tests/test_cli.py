@@ -1,0 +1,145 @@
+"""CLI: exact output and exit codes, help for every command, errors as one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str, input: str | None = None) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args), input=input)
+    return r.exit_code, r.output
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    ctx = click.Context(main)
+    for name, cmd in main.commands.items():
+        code, out = run(name, "--help")
+        assert code == 0, name
+        assert "Example" in out, f"{name} --help has no example"
+        assert cmd.help, name
+    assert "Example" in (main.get_help(ctx))
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["ingest", "/nonexistent/x.log", "--out", "/tmp/tm-x"], 1,
+         "Error: no such file, directory or glob match: '/nonexistent/x.log'; give log files, "
+         "directories or a quoted glob\n"),
+        (["explain", "/nonexistent"], 1,
+         "Error: no such file, directory or glob match: '/nonexistent'; give log files, "
+         "directories or a quoted glob\n"),
+    ],
+)
+def test_errors_are_one_line(args: list[str], code: int, message: str) -> None:
+    rc, out = run(*args)
+    assert rc == code
+    assert out == message
+
+
+def test_usage_error_exit_2(tmp_path: Path) -> None:
+    rc, out = run("ingest", str(tmp_path))
+    assert rc == 2
+    assert "Missing option '--out'" in out
+
+
+def test_bad_tz_and_source(tmp_path: Path) -> None:
+    f = tmp_path / "a.log"
+    f.write_text("x\n")
+    rc, out = run("ingest", str(f), "--out", str(tmp_path / "o"), "--tz", "Mars/Olympus")
+    assert (rc, out) == (1, "Error: unknown time zone 'Mars/Olympus': use an IANA name such as "
+                            "Europe/Berlin, or an offset such as +02:00\n")
+    rc, out = run("ingest", str(f), "--out", str(tmp_path / "o"), "--source", "nope")
+    assert rc == 1
+    assert out.startswith("Error: unknown source 'nope'; choose one of: ")
+    assert out.count("\n") == 1
+
+
+def test_bad_rules_file(tmp_path: Path) -> None:
+    f = tmp_path / "a.log"
+    f.write_text("x\n")
+    rules = tmp_path / "r.csv"
+    rules.write_text("id,source,kind,code,pattern,category,mode,specificity,scales_with,note\n"
+                     "my-1,kernel,xid,79,,gpu_broken,fail-stop,90,gpu,\n")
+    rc, out = run("ingest", str(f), "--out", str(tmp_path / "o"), "--rules", str(rules))
+    assert rc == 1
+    assert out.startswith(f"Error: {rules} line 2: unknown category 'gpu_broken'; use one of ")
+
+
+def test_ingest_unknown_file_exact_table(tmp_path: Path) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_text("hello\nworld\n\nlast line without newline")
+    out_dir = tmp_path / "out"
+    rc, out = run("ingest", str(f), "--out", str(out_dir))
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[:-1] == [
+        "Line accounting per file (read = events + irrelevant + unparsed):",
+        f"{'file':<{len(str(f))}}  source   unit  read  events  irrelevant  unparsed",
+        f"{f}  unknown  line     4       0           0         4",
+        "",
+        "Per source:",
+        "source   unit  files  read  events  irrelevant  unparsed",
+        "unknown  line      1     4       0           0         4",
+        "total              1     4       0           0         4",
+        "",
+        f"note: {f}: format not recognised; name it with --source",
+        "note: 4 unparsed lines; samples in the unparsed_samples table",
+        "",
+    ]
+    assert lines[-1].startswith(f"Wrote 0 events and 0 scheduler records to {out_dir}/")
+    con = duckdb.connect(str(out_dir / "tormortem.duckdb"), read_only=True)
+    samples = con.execute("SELECT line_no, text FROM unparsed_samples ORDER BY 1").fetchall()
+    assert samples == [(1, "hello"), (2, "world"), (3, ""), (4, "last line without newline")]
+    assert {r[0] for r in con.execute("SHOW TABLES").fetchall()} >= {
+        "events", "attempts", "job_steps", "line_accounting", "unparsed_samples", "rules",
+        "classified_events"}
+
+
+def test_ingest_sample_logs_accounting_adds_up(tmp_path: Path) -> None:
+    rc, out = run("ingest", str(ROOT / "sample_logs"), "--out", str(tmp_path / "o"), "-q")
+    assert rc == 0, out
+    assert out == ""
+    con = duckdb.connect(str(tmp_path / "o" / "tormortem.duckdb"), read_only=True)
+    bad = con.execute("SELECT file FROM line_accounting "
+                      "WHERE read != events + irrelevant + unparsed").fetchall()
+    assert bad == []
+    n_files = con.execute("SELECT count(*) FROM line_accounting").fetchone()
+    assert n_files is not None and n_files[0] > 0
+    unknown = con.execute("SELECT file FROM line_accounting WHERE source = 'unknown'"
+                          " AND file NOT LIKE '%.md'").fetchall()
+    assert unknown == []
+
+
+def test_explain_jsonl_from_stdin() -> None:
+    rc, out = run("explain", "-", "--jsonl", "--source", "unknown-source")
+    assert rc == 1
+    rc, out = run("explain", "-", "--jsonl", input="just some words\n")
+    assert rc == 0
+    assert out == ""
+
+
+def test_sources_lists_names() -> None:
+    rc, out = run("sources")
+    assert rc == 0
+    names = [line.split()[0] for line in out.splitlines()]
+    assert len(names) == len(set(names))
+
+
+def test_json_rows_are_json() -> None:
+    # explain --jsonl prints one JSON object per line with the documented keys
+    text = "nothing here\n"
+    rc, out = run("explain", "-", "--jsonl", input=text)
+    for line in out.splitlines():
+        row = json.loads(line)
+        assert set(row) >= {"file", "line_no", "source", "kind", "category", "code"}
