@@ -139,7 +139,7 @@ def test_sources_lists_names() -> None:
 def test_json_rows_are_json() -> None:
     # explain --jsonl prints one JSON object per line with the documented keys
     text = "nothing here\n"
-    rc, out = run("explain", "-", "--jsonl", input=text)
+    _, out = run("explain", "-", "--jsonl", input=text)
     for line in out.splitlines():
         row = json.loads(line)
         assert set(row) >= {"file", "line_no", "source", "kind", "category", "code"}

@@ -1,0 +1,130 @@
+"""The decomposition on hand-built timelines whose every component is known."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from pipeline.decompose import AttemptInput, Save, decompose
+
+
+def _attempt(name: str, start: float, startup: float, first_iter: int, n_lines: int,
+             every: int, step: float, save_every: int, save_s: float, end_pad: float,
+             resumed: int | None, slow: dict[int, float] | None = None
+             ) -> tuple[AttemptInput, dict[str, float]]:
+    """An attempt that logs every ``every`` iterations at ``step`` s/iteration, saving after
+    iterations divisible by ``save_every`` (save_s seconds, excluded from the reported ms)."""
+    t = start + startup
+    it = first_iter
+    prog, saves = [], []
+    truth = {"compute": 0.0, "save": 0.0}
+    for _ in range(n_lines):
+        per = step * (slow or {}).get(it + every, 1.0)
+        t += every * per
+        truth["compute"] += every * per
+        it += every
+        prog.append((t, it, per * 1000))
+        if it % save_every == 0:
+            t += save_s
+            truth["save"] += save_s
+            saves.append(Save(it))
+    # the save after the last line (if any) is not followed by progress: it falls in hang/tail
+    end = t + end_pad
+    return AttemptInput(name, start, end, prog, saves, resumed), truth
+
+
+def test_single_attempt_no_failures() -> None:
+    a, _ = _attempt("1", 0.0, 100.0, 0, 50, 10, 2.0, 100, 30.0, 5.0, 0)
+    d = decompose([a])
+    assert d.ideal_step_s == pytest.approx(2.0)
+    assert d.iterations_net == 500
+    c = d.components
+    assert c["t_opt"] == pytest.approx(1000.0)
+    assert c["startup"] == pytest.approx(100.0)
+    # saves after iterations 100..400 are followed by progress; the one at 500 is in the tail
+    assert c["ckpt_save"] == pytest.approx(4 * 30.0)
+    assert c["tail"] == pytest.approx(30.0 + 5.0)
+    assert c["lost"] == c["hang"] == c["repair"] == 0.0
+    assert c["slow"] == pytest.approx(0.0, abs=1e-9)
+    assert abs(d.check()) < 1e-9
+
+
+def test_failure_rolls_back_to_last_checkpoint() -> None:
+    a1, _ = _attempt("1", 0.0, 100.0, 0, 37, 10, 2.0, 100, 30.0, 600.0, 0)
+    # a1 reaches iteration 370; last save at 300; next attempt loads 300
+    a2, _ = _attempt("2", a1.end + 900.0, 200.0, 300, 30, 10, 2.0, 100, 30.0, 5.0, 300)
+    d = decompose([a1, a2])
+    c = d.components
+    assert d.iterations_net == 600
+    assert c["t_opt"] == pytest.approx(1200.0)
+    assert c["lost"] == pytest.approx(70 * 2.0)
+    assert c["hang"] == pytest.approx(600.0)
+    assert c["repair"] == pytest.approx(900.0)
+    assert c["startup"] == pytest.approx(300.0)
+    assert c["ckpt_save"] == pytest.approx(3 * 30.0 + 2 * 30.0)
+    assert d.attempts[0].lost_charged == pytest.approx(140.0)
+    assert abs(d.check()) < 1e-9 * d.t_obs
+
+
+def test_attempt_without_save_loses_everything_and_older_work() -> None:
+    a1, _ = _attempt("1", 0.0, 10.0, 0, 25, 10, 1.0, 100, 5.0, 50.0, 0)  # saves at 100, 200
+    a2, _ = _attempt("2", a1.end + 10, 10.0, 200, 5, 10, 1.0, 100, 5.0, 50.0, 200)  # to 250
+    # a3 loads 100 (say 200 was corrupt): a1's work 200..250 is also lost, charged to a2
+    a3, _ = _attempt("3", a2.end + 10, 10.0, 100, 20, 10, 1.0, 100, 5.0, 1.0, 100)
+    d = decompose([a1, a2, a3])
+    assert d.attempts[0].lost_charged == pytest.approx(50.0)
+    assert d.attempts[1].lost_charged == pytest.approx(50.0 + 100.0)
+    assert d.iterations_net == 300
+    assert abs(d.check()) < 1e-9 * d.t_obs
+
+
+def test_fail_slow_is_slow_not_opt() -> None:
+    slow = {it: 2.0 for it in range(110, 160, 10)}  # five intervals at half speed
+    a, _ = _attempt("1", 0.0, 10.0, 0, 30, 10, 1.0, 1000, 0.0, 1.0, 0, slow)
+    d = decompose([a])
+    assert d.ideal_step_s == pytest.approx(1.0)
+    assert d.components["slow"] == pytest.approx(50.0)
+    assert abs(d.check()) < 1e-9 * d.t_obs
+
+
+def test_no_progress_attempt_is_startup() -> None:
+    a1, _ = _attempt("1", 0.0, 10.0, 0, 10, 10, 1.0, 50, 2.0, 20.0, 0)
+    a2 = AttemptInput("2", a1.end + 30, a1.end + 130, [], [], None)  # died during init
+    a3, _ = _attempt("3", a2.end + 30, 10.0, 100, 10, 10, 1.0, 50, 2.0, 1.0, 100)
+    d = decompose([a1, a2, a3])
+    assert d.attempts[1].startup == pytest.approx(100.0)
+    assert d.attempts[1].hang == 0.0
+    assert abs(d.check()) < 1e-9 * d.t_obs
+
+
+def test_overlapping_attempts_count_once() -> None:
+    a1, _ = _attempt("1", 0.0, 10.0, 0, 10, 10, 1.0, 50, 2.0, 100.0, 0)
+    a2, _ = _attempt("2", a1.end - 50.0, 10.0, 100, 10, 10, 1.0, 50, 2.0, 1.0, 100)
+    d = decompose([a1, a2])
+    assert d.components["repair"] == 0.0
+    assert d.attempts[0].hang == pytest.approx(2.0 + 50.0)  # trailing save + overlap cut
+    assert abs(d.check()) < 1e-9 * d.t_obs
+
+
+def test_sum_is_exact_on_random_timelines() -> None:
+    rng = random.Random(3)
+    for _ in range(200):
+        atts, t, it = [], 0.0, 0
+        for k in range(rng.randint(1, 6)):
+            n = rng.randint(0, 40)
+            if n == 0:
+                a = AttemptInput(str(k), t, t + rng.uniform(1, 100), [], [], None)
+            else:
+                a, _ = _attempt(str(k), t, rng.uniform(1, 300), it, n, 10,
+                                rng.uniform(0.5, 3), rng.choice([20, 50, 100]),
+                                rng.uniform(0, 60), rng.uniform(0, 900), it)
+                last_saves = [s.iteration for s in a.saves]
+                it = max(last_saves) if last_saves else it
+            atts.append(a)
+            t = a.end + rng.uniform(-20, 2000)
+        d = decompose(atts)
+        assert math.isfinite(d.t_obs)
+        assert abs(d.check()) <= 1e-9 * max(d.t_obs, 1.0)
+        assert all(v >= -1e-9 for k, v in d.components.items() if k != "slow")
