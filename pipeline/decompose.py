@@ -195,19 +195,17 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
         mine_idx = by_attempt[k]
         mine = [ivs[j] for j in mine_idx]
         if k > 0:  # a reload rolls back every chunk above the resumed iteration
+            # surviving chunks are ordered by iteration, so only the top of the stack moves
             r = resumes[k]
-            keep: list[list[float]] = []
-            for c in chunks:
+            while chunks and chunks[-1][2] > r:
+                c = chunks.pop()
                 ca, cb, cs = c[1], c[2], c[3]
-                if cb <= r:
-                    keep.append(c)
-                    continue
                 frac_lost = (cb - max(ca, r)) / (cb - ca) if cb > ca else 1.0
                 lost = cs * frac_lost
                 parts[k - 1].lost_charged += lost
                 if ca < r:
-                    keep.append([c[0], ca, r, cs - lost, c[4]])
-            chunks = keep
+                    chunks.append([c[0], ca, r, cs - lost, c[4]])
+                    break
         if mine:
             p.startup = mine[0].t0 - a.start
             p.first_iteration, p.last_iteration = mine[0].b, mine[-1].b
