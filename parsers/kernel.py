@@ -1,7 +1,294 @@
-"""Placeholder: parser module being written."""
+"""Kernel log parser: dmesg / journalctl / syslog envelopes around kernel messages.
+
+Envelopes (``format`` column):
+
+* ``dmesg``             ``[12345.678901] msg`` (ts null, uptime_s set, ts_flag ``uptime``)
+* ``dmesg-T``           ``[Wed May  1 12:00:00 2024] msg`` (--tz applied: ``assumed_tz``)
+* ``dmesg-iso``         ``2024-05-01T12:00:00,123456+00:00 msg`` (comma before the fraction)
+* ``journal-short``     ``May 01 12:00:00 node017 kernel: msg`` (zero-padded day; year
+  inferred); with a fraction ``journal-short-precise``; ``journalctl --no-hostname`` drops
+  the host.
+* ``journal-short-iso`` ``2024-05-01T12:00:00+0000 node017 kernel: msg`` (zone without colon)
+* ``syslog-iso``        ``2024-05-01T12:00:00.123456+00:00 node017 kernel: msg`` (rsyslog
+  RFC3339 / journalctl short-iso-precise; both are the same text)
+* ``syslog-rfc3164``    ``[<4>]May  1 12:00:00 node017 kernel: [12345.678] msg`` (space-padded
+  day or a leading PRI; the ``[uptime]`` after ``kernel:`` is kept as uptime_s)
+* ``syslog-rfc5424``    ``<4>1 2024-05-01T12:00:00.123456Z node017 kernel - - - msg``
+
+A day >= 10 cannot tell journal-short from RFC 3164; the file's earlier lines decide, else
+``journal-short`` if the file name contains "journal", else ``syslog-rfc3164``. Lines from
+other programs (sshd, systemd, ...) with a valid envelope are NOISE, except Fabric Manager
+errors. A line starting with white space continues the previous record (dmesg and journalctl
+indent the 2nd+ lines of a multi-line kernel message), unless it is an indented envelope.
+Hosts ``localhost``, ``(none)`` and ``-`` count as no host (the path's host is used).
+"""
 
 from __future__ import annotations
 
-from parsers.base import Parser
+import re
+from typing import ClassVar
 
-PARSERS: list[type[Parser]] = []
+from parsers.base import NOISE, UNPARSED, FileContext, LineParser
+from parsers.kernel_common import Env
+from parsers.kernel_host import HostLines
+from parsers.kernel_nvidia import NvidiaLines, fabric_manager
+from parsers.kernel_pci import PciLines
+from parsers.timeutil import TimeError, YearInference, ctime_to_us, parse_iso, syslog_to_us
+
+_RAW = re.compile(r"\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)")
+_CTIME = re.compile(r"\[((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d "
+                    r"\d\d:\d\d:\d\d \d{4})\] ?(.*)")
+_ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)([.,]\d{1,9})?(Z|[+-]\d\d:?\d\d) (.*)")
+_SHORT = re.compile(r"([A-Z][a-z]{2}) ( \d|\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))? (.*)")
+_TAG = re.compile(r"(?:([^\s:\[\]]+) )?([^\s:\[\]]+)(?:\[\d+\])?: ?(.*)")
+_PRI = re.compile(r"<(\d{1,3})>")
+_R5424 = re.compile(r"1 (\S+) (\S+) (\S+) (\S+) (\S+) (-|(?:\[.*?\])+) ?(.*)")
+_UPTIME = re.compile(r"\[\s*(\d+\.\d+)\] ?(.*)")
+_NO_HOST = {"localhost", "(none)", "-"}
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+class KernelLogParser(LineParser):
+    """Kernel messages (NVIDIA Xid, AER, MCE/EDAC, mlx5/IB, OOM, I/O, hangs) in any of the
+    dmesg / journalctl / syslog envelopes."""
+
+    name: ClassVar[str] = "kernel"
+    description: ClassVar[str] = ("kernel log (dmesg, journalctl -k, syslog): Xid, AER, MCE, "
+                                  "EDAC, mlx5/IB, OOM kills, I/O errors, hung tasks")
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.years = YearInference(self.ctx.mtime, self.ctx.year)
+        self.env: Env | None = None  #: envelope of the current line
+        self.prev: Env | None = None  #: envelope of the last line that had one
+        self.prev_kernel = False
+        # Undecided "Mon DD" variant: a file named like a journal export says journal.
+        self.short_fmt = ("journal-short" if "journal" in ctx.path.lower()
+                          else "syslog-rfc3164")
+        self.nv = NvidiaLines()
+        self.pci = PciLines()
+        self.host = HostLines()
+
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        """High when the head's lines are kernel envelopes (dmesg forms, or syslog/journal
+        lines from ``kernel``); 40 for a syslog/journal file with no kernel line in the head."""
+        lines = [ln for ln in head.splitlines()[:60] if ln.strip()]
+        if not lines:
+            return 0
+        env = kern = 0
+        for ln in lines:
+            r = _sniff_line(ln)
+            env += r > 0
+            kern += r > 1
+        lowered = path.lower()
+        bonus = 10 if any(w in lowered for w in ("kern", "dmesg", "messages", "syslog",
+                                                 "journal")) else 0
+        if env * 2 < len(lines):
+            return min(25, 10 * kern)
+        if kern:
+            return min(100, 85 + bonus + (5 if "NVRM" in head else 0))
+        return 40 + bonus
+
+    def parse_line(self, text: str, line_no: int) -> int:
+        """Read the envelope, then hand kernel messages to the signal recognisers."""
+        if not text.strip():
+            return NOISE
+        try:
+            first = text[0]
+            if first in " \t":
+                r = self._indented(text, line_no)
+                if r is not None:
+                    return r
+                text = text.lstrip()
+                first = text[0]
+            parsed = self._envelope(text, first, line_no)
+        except (TimeError, ValueError, IndexError):
+            return UNPARSED
+        if parsed is None:
+            return UNPARSED
+        env, program, msg = parsed
+        self.env = self.prev = env
+        if program is None or program == "kernel":
+            self.prev_kernel = True
+            m = _UPTIME.match(msg)
+            if m and env.uptime_s is None:
+                self.env = self.prev = env = Env(env.ts, env.ts_flag, float(m.group(1)),
+                                                 env.host, env.fmt, line_no)
+                msg = m.group(2)
+            return self._kernel(msg, line_no)
+        self.prev_kernel = False
+        if program.startswith("nv-fabricmanager"):
+            return fabric_manager(msg, self._emit)
+        return NOISE
+
+    def finish(self) -> None:
+        """Flush an AER header still waiting for its detail lines."""
+        self.pci.flush(self._emit)
+
+    # -- envelopes ---------------------------------------------------------------------
+
+    def _indented(self, text: str, line_no: int) -> int | None:
+        """A line starting with white space: an indented envelope (pasted logs), or the
+        continuation of the previous multi-line record (inherits its envelope)."""
+        stripped = text.lstrip()
+        if self._envelope_probe(stripped):
+            return None
+        if self.prev is None:
+            return UNPARSED
+        p = self.prev
+        flag = "inherited" if p.ts is not None else p.ts_flag
+        self.env = Env(p.ts, flag, p.uptime_s, p.host, p.fmt, line_no)
+        if not self.prev_kernel:
+            return NOISE
+        return self._kernel(stripped, line_no)
+
+    def _envelope_probe(self, text: str) -> bool:
+        c = text[:1]
+        if c == "[":
+            return bool(_RAW.match(text) or _CTIME.match(text))
+        if c.isdigit():
+            return bool(_ISO.match(text))
+        if c == "<":
+            return bool(_PRI.match(text))
+        return bool(c.isupper() and text[:3] in _MONTHS and _SHORT.match(text))
+
+    def _envelope(self, text: str, first: str, line_no: int
+                  ) -> tuple[Env, str | None, str] | None:
+        """(envelope, program or None for dmesg, message) or None if no envelope."""
+        tz = self.ctx.tz
+        if first == "[":
+            m = _RAW.match(text)
+            if m:
+                return Env(None, "uptime", float(m.group(1)), None, "dmesg", line_no), None, \
+                    m.group(2)
+            c = _CTIME.match(text)
+            if c:
+                return (Env(ctime_to_us(c.group(1), tz), "assumed_tz", None, None, "dmesg-T",
+                            line_no), None, c.group(2))
+            return None
+        pri = False
+        if first == "<":
+            p = _PRI.match(text)
+            if not p:
+                return None
+            text, pri = text[p.end():], True
+            if text.startswith("1 "):
+                return self._rfc5424(text, line_no)
+            first = text[:1]
+        if first.isdigit():
+            i = _ISO.match(text)
+            if not i:
+                return None
+            ts, flag = parse_iso(text, tz)
+            rest = i.group(4)
+            frac, zone = i.group(2) or "", i.group(3)
+            if frac.startswith(",") and not pri:
+                return Env(ts, flag, None, None, "dmesg-iso", line_no), None, rest
+            t = _TAG.match(rest)
+            if not t:
+                return Env(ts, flag, None, None, "dmesg-iso", line_no), None, rest
+            fmt = "journal-short-iso" if (":" not in zone and zone != "Z") else "syslog-iso"
+            return Env(ts, flag, None, _host(t.group(1)), fmt, line_no), t.group(2), t.group(3)
+        if first.isupper():
+            s = _SHORT.match(text)
+            if not s:
+                return None
+            mon, day, hms, frac, rest = s.groups()
+            t = _TAG.match(rest)
+            if not t:
+                return None
+            ts = syslog_to_us(mon, int(day), hms, frac, self.ctx.tz, self.years)
+            fmt = self._short_fmt(day, frac, pri, t.group(3))
+            return (Env(ts, "inferred_year", None, _host(t.group(1)), fmt, line_no),
+                    t.group(2), t.group(3))
+        return None
+
+    def _short_fmt(self, day: str, frac: str | None, pri: bool, msg: str) -> str:
+        """Variant of a ``Mon DD HH:MM:SS`` envelope (see module docstring)."""
+        if pri or day[0] == " " or _UPTIME.match(msg):
+            self.short_fmt = "syslog-rfc3164"
+        elif frac:
+            self.short_fmt = "journal-short-precise"
+        elif day[0] == "0":
+            self.short_fmt = "journal-short"
+        return self.short_fmt
+
+    def _rfc5424(self, text: str, line_no: int) -> tuple[Env, str | None, str] | None:
+        r = _R5424.match(text)
+        if not r:
+            return None
+        stamp, host, app = r.group(1), r.group(2), r.group(3)
+        if stamp == "-":
+            ts, flag = None, "missing"
+        else:
+            ts, flag = parse_iso(stamp, self.ctx.tz)
+        return Env(ts, flag, None, _host(host), "syslog-rfc5424", line_no), app, r.group(7)
+
+    # -- kernel messages ---------------------------------------------------------------
+
+    def _kernel(self, body: str, line_no: int) -> int:
+        """Dispatch a kernel message on cheap substring checks, then the regexes."""
+        emit = self._emit
+        if "NVRM" in body or "SXid" in body:
+            r = self.nv.match(body, line_no, emit)
+            if r is not None:
+                return r
+        self.nv.other_line()
+        assert self.env is not None
+        r = self.pci.match(body, emit, self.env)
+        if r is not None:
+            return r
+        r = self.host.match(body, emit)
+        if r is not None:
+            return r
+        return NOISE
+
+    def _emit(self, kind: str, message: str, *, code: str | None = None,
+              device: str | None = None, value: float | None = None,
+              job_id: str | None = None, env: Env | None = None) -> None:
+        e = env or self.env
+        assert e is not None
+        self.events.add(ts=e.ts, ts_flag=e.ts_flag, uptime_s=e.uptime_s,
+                        **self.host_fields(e.host), format=e.fmt, kind=kind, code=code,
+                        device=device, value=value, message=message, job_id=job_id,
+                        line_no=e.line_no)
+
+
+def _host(h: str | None) -> str | None:
+    return None if h is None or h in _NO_HOST else h
+
+
+def _sniff_line(line: str) -> int:
+    """0: no envelope; 1: envelope of a non-kernel program; 2: a kernel line."""
+    text = line.lstrip()
+    c = text[:1]
+    if c == "[":
+        return 2 if (_RAW.match(text) or _CTIME.match(text)) else 0
+    if c == "<":
+        p = _PRI.match(text)
+        if not p:
+            return 0
+        text = text[p.end():]
+        if text.startswith("1 "):
+            r = _R5424.match(text)
+            return 0 if not r else (2 if r.group(3) == "kernel" else 1)
+        c = text[:1]
+    if c.isdigit():
+        i = _ISO.match(text)
+        if not i:
+            return 0
+        if (i.group(2) or "").startswith(","):
+            return 2
+        t = _TAG.match(i.group(4))
+        return 0 if not t else (2 if t.group(2) == "kernel" else 1)
+    if text[:3] in _MONTHS:
+        s = _SHORT.match(text)
+        if not s:
+            return 0
+        t = _TAG.match(s.group(5))
+        return 0 if not t else (2 if t.group(2) == "kernel" else 1)
+    return 0
+
+
+PARSERS = [KernelLogParser]

@@ -1,0 +1,501 @@
+"""Kernel-log parser: envelopes, Xid and the other kernel signals, accounting, sniffing.
+
+Every log line below is in the format the real tool prints; the source is cited next to it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from parsers.base import Accounting
+from parsers.kernel import KernelLogParser
+from tests.parsers.util import parse, pick
+
+MTIME = datetime(2024, 6, 1, tzinfo=UTC)
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs" / "real_formats" / "kernel"
+K = ("ts", "host", "kind", "code", "value", "device")
+
+
+def run(text: str, path: str = "node017/kern.log") -> tuple[list[dict[str, Any]], Accounting]:
+    """Parse ``text`` as a kernel log named ``path`` (file mtime June 2024)."""
+    events, _, acct = parse(KernelLogParser, text, path, mtime=MTIME)
+    return events, acct
+
+
+def test_dmesg_raw_xid119_with_gsp_details() -> None:
+    # NVIDIA/open-gpu-kernel-modules issue paste (dmesg | grep NVRM, driver 535.129.03);
+    # Xid line format: krcReportXid_IMPL in src/nvidia/src/kernel/gpu/rc/kernel_rc.c.
+    text = (
+        "[ 2638.641500] NVRM: GPU at PCI:0000:03:00: GPU-7775f835-5e4a-cd4e-363f-3c5afb460b28\n"
+        "[ 2638.641513] NVRM: GPU Board Serial Number: 1320223035733\n"
+        "[ 2638.641516] NVRM: Xid (PCI:0000:03:00): 119, pid=32273, name=nvitop, Timeout "
+        "waiting for RPC from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x2080a097 0x490).\n"
+        "[ 2638.641531] NVRM: GPU0 GSP RPC buffer contains function 76 (GSP_RM_CONTROL) and "
+        "data 0x000000002080a097 0x0000000000000490.\n"
+        "[ 2638.641541] NVRM: GPU0 RPC history (CPU -> GSP):\n"
+    )
+    events, acct = run(text, "node017/dmesg.txt")
+    assert pick(events, K) == [{"ts": None, "host": "node017", "kind": "xid", "code": "119",
+                                "value": 32273.0, "device": "0000:03:00"}]
+    e = events[0]
+    assert (e["ts_flag"], e["uptime_s"], e["format"], e["host_from"], e["line_no"]) == (
+        "uptime", 2638.641516, "dmesg", "path", 3)
+    assert e["message"].startswith("NVRM: Xid (PCI:0000:03:00): 119, pid=32273, name=nvitop,")
+    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (5, 3, 2, 0)
+
+
+def test_xid_variants() -> None:
+    text = (
+        # gpud docs (dmesg --ctime): pid='<unknown>', name=<unknown> form
+        "[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', "
+        "name=<unknown>, Graphics SM Warp Exception on (GPC 7, TPC 1, SM 0): Out Of Range Address\n"
+        # stas00/ml-engineering compute/accelerator/nvidia/debug.md (pid without name)
+        "[Fri Aug 30 11:50:00 2024] NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: "
+        "New row marked for remapping, reset gpu to activate.\n"
+        # pastebin.com/xJaypMZt: old driver, no "PCI:" and no pid
+        "[Fri Aug 30 11:51:00 2024] NVRM: Xid (0000:01:00): 3, C 00000005 SC 00000007 "
+        "M 00001ffc Data ffffffff\n"
+        # MIG attribution: "NVRM: Xid (PCI:%04x:%02x:%02x GPU-I:%02u GPU-CI:%02u): %d, pid=%s,
+        # name=%s, %s" (kernel_rc.c)
+        "[Fri Aug 30 11:52:00 2024] NVRM: Xid (PCI:0000:3B:00 GPU-I:01 GPU-CI:00): 31, "
+        "pid=3430, name=python, Ch 00000008, intr 10000000. MMU Fault: ENGINE GRAPHICS "
+        "GPCCLIENT_T1_3 faulted @ 0x7f6c_8e000000. Fault is of type FAULT_PDE "
+        "ACCESS_TYPE_VIRT_READ\n"
+        # NVSentinel test case of a malformed Xid: names an Xid, no number -> unparsed
+        "[Fri Aug 30 11:53:00 2024] NVRM: Xid (PCI:0000:66:00): abc, pid=2280636\n"
+    )
+    events, acct = run(text, "gpu-node-3/dmesg-T.log")
+    assert pick(events, K) == [
+        {"ts": "2024-08-30T11:43:09Z", "host": "gpu-node-3", "kind": "xid", "code": "13",
+         "value": None, "device": "0000:cb:00"},
+        {"ts": "2024-08-30T11:50:00Z", "host": "gpu-node-3", "kind": "xid", "code": "63",
+         "value": 1896.0, "device": "0000:10:1c"},
+        {"ts": "2024-08-30T11:51:00Z", "host": "gpu-node-3", "kind": "xid", "code": "3",
+         "value": None, "device": "0000:01:00"},
+        {"ts": "2024-08-30T11:52:00Z", "host": "gpu-node-3", "kind": "xid", "code": "31",
+         "value": 3430.0, "device": "0000:3b:00"},
+    ]
+    assert {e["format"] for e in events} == {"dmesg-T"}
+    assert {e["ts_flag"] for e in events} == {"assumed_tz"}
+    assert acct.unparsed == 1 and acct.samples[0][0] == 5
+
+
+def test_xid79_echo_and_154_syslog_with_uptime() -> None:
+    # rsyslog RFC 3164 with the kernel's [uptime] (cf. openstreetmap/operations#300 layout);
+    # Xid 79 / "GPU ... has fallen off the bus." / Xid 154 sequence as in
+    # NVIDIA/open-gpu-kernel-modules#1151 and NVSentinel tests.
+    text = (
+        "May  7 07:02:39 node018 kernel: [21585697.123401] NVRM: Xid (PCI:0000:05:00): 79, "
+        "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+        "May  7 07:02:39 node018 kernel: [21585697.123412] NVRM: GPU 0000:05:00.0: GPU has "
+        "fallen off the bus.\n"
+        "May  7 07:02:39 node018 kernel: [21585697.123478] NVRM: Xid (PCI:0000:05:00): 154, GPU "
+        "recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)\n"
+        "May  7 07:03:00 node018 sshd[20411]: Accepted publickey for root from 10.1.0.5 port "
+        "50122 ssh2\n"
+    )
+    events, acct = run(text, "logs/kern.log")
+    assert pick(events, K) == [
+        {"ts": "2024-05-07T07:02:39Z", "host": "node018", "kind": "xid", "code": "79",
+         "value": None, "device": "0000:05:00"},
+        {"ts": "2024-05-07T07:02:39Z", "host": "node018", "kind": "xid", "code": "154",
+         "value": None, "device": "0000:05:00"},
+    ]
+    assert [e["uptime_s"] for e in events] == [21585697.123401, 21585697.123478]
+    assert {(e["format"], e["ts_flag"], e["host_from"]) for e in events} == {
+        ("syslog-rfc3164", "inferred_year", "line")}
+    # the driver's echo of Xid 79 is part of the event; sshd is noise
+    assert (acct.events, acct.irrelevant, acct.unparsed) == (3, 1, 0)
+
+
+def test_gpu_lost_without_xid() -> None:
+    text = (
+        # NVIDIA/NVSentinel#155 (dmesg): multi-line probe message, continuation lines indented;
+        # printf in kernel-open/nvidia/nv.c ("NVRM: The NVIDIA GPU %04x:%02x:%02x.%x\n...").
+        "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+        "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+        "               NVRM: fallen off the bus and is not responding to commands.\n"
+        "[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).\n"
+        # Bumblebee-Project/Bumblebee#554: old driver wording
+        "[   49.261458] NVRM: GPU at 0000:01:00.0 has fallen off the bus.\n"
+        "[   49.261465] NVRM: os_pci_init_handle: invalid context!\n"
+        # Cyridd/cmpunlocker#4
+        "[   21.091872] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:894)\n"
+        "[   21.092238] NVRM: GPU 0000:01:00.0: rm_init_adapter failed, device minor number 0\n"
+    )
+    events, acct = run(text, "node017/dmesg.txt")
+    assert pick(events, ("kind", "code", "device", "uptime_s")) == [
+        {"kind": "gpu_lost", "code": "fallen_off_bus", "device": "0000:b3:00",
+         "uptime_s": 1843.308145},
+        {"kind": "gpu_lost", "code": "fallen_off_bus", "device": "0000:01:00",
+         "uptime_s": 49.261458},
+        {"kind": "gpu_lost", "code": "RmInitAdapter", "device": "0000:01:00",
+         "uptime_s": 21.091872},
+    ]
+    assert events[0]["line_no"] == 3 and events[0]["ts_flag"] == "uptime"
+    assert (acct.events, acct.irrelevant, acct.unparsed) == (6, 2, 0)
+
+
+def test_gsp_heartbeat_journal_and_dedup() -> None:
+    # ublue-os/bazzite#4449 (journalctl --no-hostname -k), driver 570+ "GPU0 " prefix
+    text = (
+        "Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspProcessRpcEvent: Attempted to process RPC "
+        "event from GPU0: 0x101a (PFM_REQ_HNDLR_STATE_SYNC_CALLBACK) during bootup without API "
+        "lock\n"
+        "Mar 21 21:42:01 kernel: NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: 0 @ "
+        "kernel_gsp.c:1446\n"
+        "Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspIsHeartbeatTimedOut: Heartbeat timed out, "
+        "currentTimeMs 322227881 heartbeat 0 heartbeatWithOffsetMs 318098841 diff 4129040 "
+        "timeout 5200\n"
+        "Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out\n"
+        "Mar 21 21:43:00 kernel: nvidia 0000:05:00.0: Enabling HDA controller\n"
+        # NVIDIA/open-gpu-kernel-modules#1230: the same heartbeat line twice in a row
+        "Mar 21 21:50:24 kernel: NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, "
+        "currentTimeMs 812751949 heartbeat 1899482 heartbeatWithOffsetMs 812745879 diff 6070 "
+        "timeout 5200\n"
+        "Mar 21 21:50:24 kernel: NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, "
+        "currentTimeMs 812751949 heartbeat 1899482 heartbeatWithOffsetMs 812745879 diff 6070 "
+        "timeout 5200\n"
+    )
+    events, acct = run(text, "node019/journal-k.txt")
+    assert pick(events, ("ts", "host", "kind", "code", "device")) == [
+        {"ts": "2024-03-21T21:42:01Z", "host": "node019", "kind": "nvrm_error",
+         "code": "nvAssertFailedNoLog", "device": None},
+        {"ts": "2024-03-21T21:42:01Z", "host": "node019", "kind": "gsp_error",
+         "code": "_kgspIsHeartbeatTimedOut", "device": "GPU0"},
+        {"ts": "2024-03-21T21:42:01Z", "host": "node019", "kind": "gsp_error",
+         "code": "_kgspRpcRecvPoll", "device": "GPU0"},
+        {"ts": "2024-03-21T21:50:24Z", "host": "node019", "kind": "gsp_error",
+         "code": "_kgspIsHeartbeatTimedOut", "device": "GPU6"},
+    ]
+    assert {e["host_from"] for e in events} == {"path"}  # --no-hostname: host from path
+    assert {e["format"] for e in events} == {"journal-short"}
+    assert (acct.events, acct.irrelevant) == (5, 2)
+
+
+def test_sxid_and_fabric_manager() -> None:
+    text = (
+        # NVSentinel e2e test lines ("kernel: [..] nvidia-nvswitch0: SXid (PCI:..): 24007, ...")
+        "May 01 12:00:00 node019 kernel: nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 24007, "
+        "Fatal, Link 30 sourcetrack timeout error\n"
+        "May 01 12:00:01 node019 kernel: nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 20009, "
+        "Non-fatal, Link 28 RX Short Error Rate\n"
+        # NVIDIA/gpu-operator#610 (journalctl): Fabric Manager start failure
+        "May 01 12:00:02 node019 nv-fabricmanager[4177]: request to query NVSwitch device "
+        "information from NVSwitch driver failed with error:WARNING Nothing to do "
+        "[NV_WARN_NOTHING_TO_DO]\n"
+        # bottlerocket-os/bottlerocket-kernel-kit#142: healthy Fabric Manager INFO line
+        "May 01 12:00:03 node019 nv-fabricmanager[29850]: [May 16 2025 15:10:21] [INFO] "
+        "[tid 30042] GPU probe request received from node Id 0 and module Id 7 GUID "
+        "0x3ba54f661add0c35 on the partition 57082 requestId 0x18400a7ecabe8408.\n"
+    )
+    events, acct = run(text)
+    assert pick(events, ("kind", "code", "device")) == [
+        {"kind": "nvlink_error", "code": "24007", "device": "0000:c3:00.0"},
+        {"kind": "nvlink_error", "code": "20009", "device": "0000:c3:00.0"},
+        {"kind": "nvlink_error", "code": "fabricmanager", "device": None},
+    ]
+    assert {e["format"] for e in events} == {"journal-short"}
+    assert (acct.events, acct.irrelevant) == (3, 1)
+
+
+def test_aer_blocks() -> None:
+    text = (
+        # rwth-i6/returnn#1500 (dmesg -H there; raw stamps here): fatal, header + details
+        "[ 5120.334101] pcieport 0000:00:03.0: AER: Multiple Uncorrected (Fatal) error "
+        "received: 0000:00:03.0\n"
+        "[ 5120.334105] pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
+        "type=Transaction Layer, (Requester ID)\n"
+        "[ 5120.335003] pcieport 0000:00:03.0:   device [8086:6f08] error status/mask="
+        "00004020/00000000\n"
+        "[ 5120.335892] pcieport 0000:00:03.0:    [ 5] SDES                  \n"
+        "[ 5120.336786] pcieport 0000:00:03.0:    [14] CmpltTO                (First)\n"
+        "[ 5120.337707] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)\n"
+        # endlessm/linux#625 (4.x): header with id=, no device found -> row from the header
+        "[ 6000.000001] pcieport 0000:00:1c.5: AER: Corrected error received: id=00e5\n"
+        "[ 6000.000002] pcieport 0000:00:1c.5: can't find device of ID00e5\n"
+        # minisforum-docs/MS-02-Ultra#10 (6.x wording), with a TLP header line
+        "[ 7000.000001] pcieport 0000:80:1b.4: AER: Uncorrectable (Non-Fatal) error message "
+        "received from 0000:80:1b.4\n"
+        "[ 7000.000002] pcieport 0000:80:1b.4: PCIe Bus Error: severity=Uncorrectable "
+        "(Non-Fatal), type=Transaction Layer, (Receiver ID)\n"
+        "[ 7000.000003] pcieport 0000:80:1b.4:   device [8086:7f44] error status/mask="
+        "00200000/00000000\n"
+        "[ 7000.000004] pcieport 0000:80:1b.4:    [21] ACSViol                (First)\n"
+        "[ 7000.000005] pcieport 0000:80:1b.4: AER:   TLP Header: 0x34000000 0x00000052 "
+        "0x00000000 0x00000000\n"
+        # pop-os/pop#3363 (6.x): a correctable header whose details never came (end of file)
+        "[ 8000.000001] pcieport 0000:00:03.1: AER: Correctable error message received from "
+        "0000:00:00.0\n"
+    )
+    events, acct = run(text, "node017/dmesg.txt")
+    assert pick(events, ("kind", "code", "device", "uptime_s", "line_no")) == [
+        {"kind": "pcie_aer", "code": "uncorrected_fatal", "device": "0000:00:03.0",
+         "uptime_s": 5120.334105, "line_no": 2},
+        {"kind": "pcie_aer", "code": "corrected", "device": "0000:00:1c.5",
+         "uptime_s": 6000.000001, "line_no": 7},
+        {"kind": "pcie_aer", "code": "uncorrected_nonfatal", "device": "0000:80:1b.4",
+         "uptime_s": 7000.000002, "line_no": 10},
+        {"kind": "pcie_aer", "code": "corrected", "device": "0000:00:00.0",
+         "uptime_s": 8000.000001, "line_no": 14},
+    ]
+    assert (acct.events, acct.irrelevant, acct.unparsed) == (12, 2, 0)
+
+
+def test_mce_edac() -> None:
+    text = (
+        # grondo/edac-utils#10 (dmesg -T)
+        "[Mon Jan 27 19:27:15 2020] mce: [Hardware Error]: Machine check events logged\n"
+        "[Mon Jan 27 19:27:15 2020] EDAC sbridge MC0: HANDLING MCE MEMORY ERROR\n"
+        "[Mon Jan 27 19:27:15 2020] EDAC sbridge MC0: CPU 0: Machine Check Event: 0 Bank 5: "
+        "8c00004000010092\n"
+        "[Mon Jan 27 19:27:15 2020] EDAC MC0: 1 CE memory read error on "
+        "CPU_SrcID#0_Ha#0_Chan#2_DIMM#0 (channel:2 slot:0 page:0x849923 offset:0x380 grain:32 "
+        "syndrome:0x0 -  area:DRAM err_code:0001:0092 socket:0 ha:0 channel_mask:4 rank:0)\n"
+        # andikleen/mcelog#74: UE from ghes/skx_edac
+        "[Mon Jan 27 19:30:00 2020] EDAC MC0: 1 UE memory read error on "
+        "CPU_SrcID#0_MC#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0xe16677 offset:0x0 grain:32 -  "
+        "err_code:0000:009f socket:0 imc:0 rank:0 bg:0 ba:3 row:dad3 col:3c0)\n"
+        # __print_mce format (arch/x86/kernel/cpu/mce/core.c); status bit 61 (UC) set
+        "[Mon Jan 27 19:31:00 2020] mce: [Hardware Error]: CPU 1: Machine Check Exception: 5 "
+        "Bank 7: be00000000800400\n"
+        "[Mon Jan 27 19:31:00 2020] mce: [Hardware Error]: TSC 0 ADDR 1f4dc0000 MISC 86\n"
+        # corrected: bit 61 clear (mcelog-style 8c00... status above)
+        "[Mon Jan 27 19:32:00 2020] mce: [Hardware Error]: CPU 3: Machine Check: 0 Bank 7: "
+        "8c00004000010092\n"
+    )
+    events, acct = run(text, "node020/dmesg-T.txt")
+    assert pick(events, ("ts", "kind", "code", "device", "value")) == [
+        {"ts": "2020-01-27T19:27:15Z", "kind": "mce", "code": "events_logged", "device": None,
+         "value": None},
+        {"ts": "2020-01-27T19:27:15Z", "kind": "edac", "code": "CE",
+         "device": "mc0:CPU_SrcID#0_Ha#0_Chan#2_DIMM#0", "value": 1.0},
+        {"ts": "2020-01-27T19:30:00Z", "kind": "edac", "code": "UE",
+         "device": "mc0:CPU_SrcID#0_MC#0_Chan#0_DIMM#0", "value": 1.0},
+        {"ts": "2020-01-27T19:31:00Z", "kind": "mce", "code": "uncorrected",
+         "device": "cpu1/bank7", "value": None},
+        {"ts": "2020-01-27T19:32:00Z", "kind": "mce", "code": "corrected",
+         "device": "cpu3/bank7", "value": None},
+    ]
+    assert (acct.events, acct.irrelevant) == (6, 2)
+
+
+def test_mlx5_and_ib() -> None:
+    text = (
+        # leptonai/gpud#1209 (journalctl -k): IB port state changes (ib_cache.c "Port: %d Link %s")
+        "Feb 14 05:03:41 node019 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link INIT\n"
+        "Feb 14 05:03:41 node019 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE\n"
+        "Feb 14 09:12:07 node019 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link DOWN\n"
+        # NVSentinel syslog tests (mlx5 events.c / health.c / cmd.c)
+        "Feb 14 09:12:08 node019 kernel: mlx5_core 0000:63:00.1: Port module event: module 1, "
+        "Cable unplugged\n"
+        "Feb 14 09:12:09 node019 kernel: mlx5_core 0000:41:00.0: poll_health:852:(pid 0): "
+        "device's health compromised - reached miss count\n"
+        "Feb 14 09:12:09 node019 kernel: mlx5_core 0000:41:00.0: print_health_info:458:(pid 0): "
+        "synd 0x8: unrecoverable hardware error\n"
+        "Feb 14 09:12:10 node019 kernel: mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid "
+        "1441871): ACCESS_REG(0x805) op_mod(0x1) failed, status bad operation(0x2), syndrome "
+        "(0x305684), err(-22)\n"
+        # geerlingguy/arm-nas#16: healthy mlx5 probe lines
+        "Feb 14 09:13:00 node019 kernel: mlx5_core 0004:01:00.0: firmware version: 16.27.2048\n"
+        "Feb 14 09:13:00 node019 kernel: mlx5_core 0004:01:00.0: Port module event: module 0, "
+        "Cable plugged\n"
+    )
+    events, acct = run(text, "node019/journal-k.txt")
+    assert pick(events, ("kind", "code", "device")) == [
+        {"kind": "ib_link_down", "code": "DOWN", "device": "mlx5_5/1"},
+        {"kind": "mlx5_error", "code": "cable_unplugged", "device": "0000:63:00.1"},
+        {"kind": "mlx5_error", "code": "health_compromised", "device": "0000:41:00.0"},
+        {"kind": "mlx5_error", "code": "cmd_out_err", "device": "0000:d2:00.0"},
+    ]
+    assert (acct.events, acct.irrelevant) == (5, 4)
+
+
+def test_oom_sequences_and_job_from_memcg() -> None:
+    # equinor/ert#7797: dmesg --time-format iso, verbatim (global OOM)
+    text = (
+        "2024-04-29T14:55:41,678628+02:00 pool invoked oom-killer: gfp_mask=0x6200ca"
+        "(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0\n"
+        "2024-04-29T14:55:41,678661+02:00  oom_kill_process.cold.33+0xb/0x10\n"
+        "2024-04-29T14:55:41,679685+02:00 oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),"
+        "cpuset=/,mems_allowed=0,global_oom,task_memcg=/user.slice/user-21417.slice/"
+        "user@21417.service,task=perl,pid=1440763,uid=21417\n"
+        "2024-04-29T14:55:41,679700+02:00 Out of memory: Killed process 1440763 (perl) "
+        "total-vm:87033376kB, anon-rss:60356340kB, file-rss:0kB, shmem-rss:0kB, UID:21417 "
+        "pgtables:169956kB oom_score_adj:0\n"
+        "2024-04-29T14:55:46,947445+02:00 oom_reaper: reaped process 1440763 (perl), now "
+        "anon-rss:0kB, file-rss:0kB, shmem-rss:0kB\n"
+        # Slurm cgroup v1 memcg path (task_memcg=/slurm/uid_<uid>/job_<id>/step_<s>/task_<t>)
+        "2024-04-29T15:00:00,000001+02:00 oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),"
+        "cpuset=/,mems_allowed=0-1,oom_memcg=/slurm/uid_1000/job_4242,task_memcg=/slurm/"
+        "uid_1000/job_4242/step_0/task_0,task=python,pid=9876,uid=1000\n"
+        "2024-04-29T15:00:00,000002+02:00 Memory cgroup out of memory: Killed process 9876 "
+        "(python) total-vm:3149468kB, anon-rss:164992kB, file-rss:52176kB, shmem-rss:92kB, "
+        "UID:1000 pgtables:1372kB oom_score_adj:0\n"
+    )
+    events, acct = run(text, "node021/dmesg-iso.txt")
+    assert pick(events, ("ts", "kind", "code", "value", "job_id")) == [
+        {"ts": "2024-04-29T12:55:41.679700Z", "kind": "oom_kill", "code": "perl",
+         "value": 1440763.0, "job_id": None},
+        {"ts": "2024-04-29T13:00:00.000002Z", "kind": "oom_kill", "code": "python",
+         "value": 9876.0, "job_id": "4242"},
+    ]
+    assert {(e["format"], e["ts_flag"]) for e in events} == {("dmesg-iso", "exact")}
+    assert (acct.events, acct.irrelevant) == (5, 2)
+
+
+def test_storage_hung_panic() -> None:
+    text = (
+        # oxidecomputer/crucible#408
+        "[  415.118808] blk_update_request: I/O error, dev nvme1n1, sector 823872 op 0x0:(READ) "
+        "flags 0x80700 phys_seg 1 prio class 0\n"
+        # MichaIng/DietPi#2353
+        "[29821.550114] EXT4-fs error (device mmcblk0p2): ext4_evict_inode:292: comm rm: "
+        "couldn't truncate inode 11376 (err -5)\n"
+        "[29821.550141] Buffer I/O error on dev mmcblk0p2, logical block 0, lost sync page "
+        "write\n"
+        "[29821.600000] EXT4-fs warning (device mmcblk0p2): ext4_end_bio:323: I/O error 10 "
+        "writing to inode 3294 (offset 0 size 0 starting block 120835)\n"
+        # xfs_corruption_error (fs/xfs/xfs_error.c): xfs_alert(mp, "Corruption detected. ...")
+        "[30000.000001] XFS (sdb1): Corruption detected. Unmount and run xfs_repair\n"
+        "[30000.000002] XFS (sdb1): Mounting V5 Filesystem\n"
+        # a Lustre client's dmesg (import.c LCONSOLE_WARN), verbatim from a public runbook
+        "[31000.000001] LustreError: 11-0: fs-abcd12345-OST0000-osc-XXXXX: operation ost_read "
+        "to node 10.0.1.5@tcp failed: rc = -107\n"
+        "[31000.000002] LustreError: Skipped 3 previous similar messages\n"
+        # net/sunrpc/clnt.c "%s: server %s not responding, still trying"
+        "[32000.000001] nfs: server nfs01 not responding, still trying\n"
+        "[32100.000001] nfs: server nfs01 OK\n"
+        # kernel/hung_task.c
+        "[33000.000001] INFO: task python:48213 blocked for more than 122 seconds.\n"
+        "[33000.000002]       Not tainted 5.15.0-105-generic #115-Ubuntu\n"
+        "[33000.000003] \"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this "
+        "message.\n"
+        # kernel/panic.c "Kernel panic - not syncing: %s"
+        "[34000.000001] Kernel panic - not syncing: Fatal machine check\n"
+        "[34000.000002] ---[ end Kernel panic - not syncing: Fatal machine check ]---\n"
+    )
+    events, acct = run(text, "node017/dmesg.txt")
+    assert pick(events, ("kind", "code", "device", "value")) == [
+        {"kind": "io_error", "code": "blk", "device": "nvme1n1", "value": None},
+        {"kind": "io_error", "code": "ext4", "device": "mmcblk0p2", "value": None},
+        {"kind": "io_error", "code": "buffer_io", "device": "mmcblk0p2", "value": None},
+        {"kind": "io_error", "code": "xfs", "device": "sdb1", "value": None},
+        {"kind": "io_error", "code": "lustre", "device": None, "value": None},
+        {"kind": "io_error", "code": "nfs", "device": "nfs01", "value": None},
+        {"kind": "hung_task", "code": "python", "device": None, "value": 48213.0},
+        {"kind": "kernel_panic", "code": "Fatal machine check", "device": None, "value": None},
+    ]
+    assert (acct.events, acct.irrelevant, acct.unparsed) == (8, 7, 0)
+
+
+def test_other_envelopes() -> None:
+    text = (
+        # rsyslog RSYSLOG_FileFormat (RFC 3339 high precision)
+        "2024-05-01T12:00:00.123456+00:00 node022 kernel: NVRM: Xid (PCI:0000:3b:00): 48, "
+        "pid=2280636, name=python3, Ch 00000008\n"
+        # journalctl -o short-iso (older systemd prints %z without a colon)
+        "2024-05-01T12:00:01+0000 node022 kernel: NVRM: Xid (PCI:0000:3b:00): 64, pid=2280636, "
+        "name=python3, Ch 00000008\n"
+        # journalctl -o short-precise
+        "May 01 12:00:02.984246 node022 kernel: NVRM: Xid (PCI:0000:3b:00): 94, pid=2280636, "
+        "name=python3, Ch 00000008\n"
+        # RFC 3164 with PRI, as forwarded by a kernel logger to a remote syslog
+        "<4>May  1 12:00:03 node022 kernel: [12345.678] NVRM: Xid (PCI:0000:3b:00): 95, "
+        "pid=2280636, name=python3, Ch 00000008\n"
+        # RFC 5424 (rsyslog RSYSLOG_SyslogProtocol23Format)
+        "<3>1 2024-05-01T12:00:04.500000Z node022 kernel - - - nvme nvme0: I/O 258 (I/O Cmd) "
+        "QID 4 timeout, aborting\n"
+        "<30>1 2024-05-01T12:00:05.000000Z node022 systemd 1 - - Started session-42.scope.\n"
+        # localhost is no host: the path's host is used
+        "2024-05-01T12:00:06.000000+00:00 localhost kernel: nfs: server nfs01 not responding, "
+        "timed out\n"
+    )
+    events, acct = run(text, "node022/messages")
+    assert pick(events, ("ts", "host", "kind", "code")) == [
+        {"ts": "2024-05-01T12:00:00.123456Z", "host": "node022", "kind": "xid", "code": "48"},
+        {"ts": "2024-05-01T12:00:01Z", "host": "node022", "kind": "xid", "code": "64"},
+        {"ts": "2024-05-01T12:00:02.984246Z", "host": "node022", "kind": "xid", "code": "94"},
+        {"ts": "2024-05-01T12:00:03Z", "host": "node022", "kind": "xid", "code": "95"},
+        {"ts": "2024-05-01T12:00:04.500000Z", "host": "node022", "kind": "io_error",
+         "code": "nvme"},
+        {"ts": "2024-05-01T12:00:06Z", "host": "node022", "kind": "io_error", "code": "nfs"},
+    ]
+    assert [(e["format"], e["ts_flag"], e["uptime_s"], e["host_from"]) for e in events] == [
+        ("syslog-iso", "exact", None, "line"),
+        ("journal-short-iso", "exact", None, "line"),
+        ("journal-short-precise", "inferred_year", None, "line"),
+        ("syslog-rfc3164", "inferred_year", 12345.678, "line"),
+        ("syslog-rfc5424", "exact", None, "line"),
+        ("syslog-iso", "exact", None, "path"),
+    ]
+    assert (acct.events, acct.irrelevant, acct.unparsed) == (6, 1, 0)
+
+
+def test_year_rollover_and_tz() -> None:
+    # journalctl short lines across New Year; file mtime in January 2025
+    text = (
+        "Dec 31 23:59:59 node019 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
+        "name=<unknown>, GPU has fallen off the bus.\n"
+        "Jan 01 00:00:01 node019 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
+        "name=<unknown>, GPU has fallen off the bus.\n"
+    )
+    from parsers.timeutil import get_tz
+
+    events, _, _ = parse(KernelLogParser, text, "node019/journal.txt",
+                         mtime=datetime(2025, 1, 5, tzinfo=UTC), tz=get_tz("+02:00"))
+    assert [e["ts"].isoformat() for e in events] == [
+        "2024-12-31T21:59:59+00:00", "2024-12-31T22:00:01+00:00"]
+
+
+def test_noise_and_malformed() -> None:
+    text = (
+        "    indented text before any envelope\n"
+        "[    8.046867] nvidia-nvlink: Nvlink Core is being initialized, major device number 239\n"
+        "[    8.060361] nvidia 0000:01:00.0: enabling device (0000 -> 0003)\n"
+        "[   11.097374] mlx5_core 0004:01:00.0: Port module event: module 0, Cable plugged\n"
+        "\n"
+        "this is not a kernel log line\n"
+        "[abc] broken stamp\n"
+        "Foo 12 12:00:00 host kernel: not a month\n"
+    )
+    events, acct = run(text, "node017/dmesg.txt")
+    assert events == []
+    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (8, 0, 4, 4)
+    assert [n for n, _ in acct.samples] == [1, 6, 7, 8]
+
+
+def test_samples_parse_without_unparsed_lines() -> None:
+    files = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.name != "NOTES.md")
+    assert len(files) == 6
+    for f in files:
+        text = f.read_text()
+        assert KernelLogParser.sniff(text[:65536], str(f)) >= 80, f
+        events, acct = run(text, str(f.relative_to(SAMPLES)))
+        assert acct.unparsed == 0, (f, acct.samples)
+        assert events, f
+        assert {e["host"] for e in events} == {f.parent.name}, f
+
+
+def test_sniff_rejects_other_sources() -> None:
+    others = {
+        # slurmctld log (slurm src/common/log.c "[%s] %s")
+        "slurmctld.log": "[2024-05-01T12:00:00.123] _slurm_rpc_submit_batch_job: JobId=1234 "
+                         "InitPrio=4294901759 usec=1234\n",
+        # sacct --parsable2
+        "sacct.txt": "JobID|JobName|Partition|Account|AllocCPUS|State|ExitCode\n"
+                     "1234|train|gpu|proj|64|COMPLETED|0:0\n",
+        # NCCL INFO line (NCCL debug.cc "%s:%d:%d [%d] NCCL INFO ...")
+        "slurm-1234.out": "node017:12345:12345 [0] NCCL INFO Bootstrap : Using eth0:"
+                          "10.0.0.17<0>\n",
+        # Megatron-LM training log
+        "train.log": " iteration      100/  500000 | consumed samples:        51200 | "
+                     "elapsed time per iteration (ms): 1234.5 |\n",
+        # Python logging default format
+        "run.log": "2024-05-01 12:00:00,123 - INFO - starting training\n",
+        "pods.json": '{"apiVersion": "v1", "items": [], "kind": "List"}\n',
+    }
+    for name, head in others.items():
+        assert KernelLogParser.sniff(head, name) < 30, name
