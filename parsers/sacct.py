@@ -1,7 +1,251 @@
-"""Placeholder: parser module being written."""
+"""sacct output: ``--parsable2`` / ``--parsable`` text and ``--json`` documents.
+
+Both produce one ATTEMPTS record per job row (``step`` null) and per step row (``batch``,
+``extern``, ``0``, ...), plus one ``job_state`` event per job (allocation) row:
+``code`` = state, ``value`` = exit code, ``ts`` = End (Start when the job has not ended),
+``host`` null, ``device`` = the NodeList expression.
+
+Decisions where reality is ambiguous:
+
+* ``reason`` is the text after the state (``CANCELLED by 1000`` -> ``by 1000``). sacct's
+  ``Reason`` column is the scheduler's pending/hold reason (``None``, ``BeginTime``); it is
+  not an end reason and is not used.
+* ``--duplicates`` prints one row per run of a requeued job (same JobID); each row is its own
+  record. Without it sacct shows only the last run (and JSON always shows every run).
+* A file without a header line (``--noheader``) cannot be mapped to columns: its rows are
+  UNPARSED, and sniffing does not claim such a file. The fixed-width default output of plain
+  ``sacct`` (truncated to ``OUT_OF_ME+``) is not read either.
+* Slurm 22.05's ``sacct --json`` (openapi/dbv0.0.38) reports plain non-zero exits as
+  ``{"status": "SUCCESS", "return_code": 0}`` (exit 3 shows as 0; signals and OOM's 125
+  survive). The parser keeps what the JSON says; the pipeline reconciles with ``--parsable2``.
+"""
 
 from __future__ import annotations
 
-from parsers.base import Parser
+import json
+from typing import Any, ClassVar
 
-PARSERS: list[type[Parser]] = []
+from parsers import hostlist
+from parsers.base import (
+    EVENT,
+    NOISE,
+    UNPARSED,
+    DocumentParser,
+    FileContext,
+    LineParser,
+    Parser,
+)
+from parsers.slurm_sacct_fields import (
+    epoch_us,
+    first_str,
+    gpus_from_gres,
+    gpus_from_tres,
+    json_exit,
+    noval,
+    split_exit,
+    split_job_step,
+    split_state,
+    tres_list_gpus,
+)
+from parsers.timeutil import TimeError, parse_iso
+
+_NULL_TIMES = ("", "Unknown", "None", "N/A")
+_KNOWN_COLS = ("jobid", "jobidraw", "jobname", "state", "exitcode", "start", "end", "nodelist",
+               "alloctres", "submit", "nnodes", "partition", "derivedexitcode", "elapsed")
+
+
+class SacctTextParser(LineParser):
+    """``sacct --parsable2`` (``|``-separated) or ``--parsable`` (trailing ``|``), any column
+    order or subset, with or without step rows."""
+
+    name: ClassVar[str] = "sacct"
+    description: ClassVar[str] = "sacct --parsable2 / --parsable text (header line required)"
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.cols: dict[str, int] | None = None
+        self.ncols = 0
+        self.trailing = False
+
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        for line in head.splitlines()[:5]:
+            if not line.strip():
+                continue
+            cols = [c.strip().lower() for c in line.split("|")]
+            if "jobid" not in cols and "jobidraw" not in cols:
+                return 0
+            known = sum(1 for c in cols if c in _KNOWN_COLS)
+            return 95 if known >= 2 else 60
+        return 0
+
+    def parse_line(self, text: str, line_no: int) -> int:
+        if not text.strip():
+            return NOISE
+        if "|" not in text:
+            return UNPARSED
+        fields = text.split("|")
+        if self.cols is None or (fields[0].strip().lower() in ("jobid", "jobidraw")):
+            return self._header(fields)
+        if self.trailing and fields and fields[-1] == "":
+            fields = fields[:-1]
+        if len(fields) != self.ncols:
+            return UNPARSED
+        try:
+            self._row(fields, text, line_no)
+        except (ValueError, TimeError, hostlist.HostlistError):
+            return UNPARSED
+        return EVENT
+
+    def _header(self, fields: list[str]) -> int:
+        names = [f.strip().lower() for f in fields]
+        if "jobid" not in names and "jobidraw" not in names:
+            return UNPARSED
+        self.trailing = names[-1] == ""
+        if self.trailing:
+            names = names[:-1]
+        self.cols = {n: i for i, n in enumerate(names)}
+        self.ncols = len(names)
+        return NOISE
+
+    def _get(self, fields: list[str], col: str) -> str | None:
+        assert self.cols is not None
+        i = self.cols.get(col)
+        return fields[i].strip() if i is not None else None
+
+    def _time(self, text: str | None) -> int | None:
+        if text is None or text in _NULL_TIMES:
+            return None
+        return parse_iso(text, self.ctx.tz)[0]
+
+    def _row(self, f: list[str], text: str, line_no: int) -> None:
+        jobid = self._get(f, "jobid") or self._get(f, "jobidraw")
+        if not jobid:
+            raise ValueError("row without a job id")
+        job, step = split_job_step(jobid)
+        state = reason = None
+        st = self._get(f, "state")
+        if st:
+            state, reason = split_state(st)
+        exit_code, signal = split_exit(self._get(f, "exitcode") or "")
+        nodelist = self._get(f, "nodelist")
+        nodes = hostlist.expand(nodelist) if nodelist is not None else None
+        nn = self._get(f, "nnodes")
+        tres = self._get(f, "alloctres")
+        gres = self._get(f, "allocgres")
+        gpus = gpus_from_tres(tres) if tres else (gpus_from_gres(gres) if gres else None)
+        name = self._get(f, "jobname") or None
+        start, end = self._time(self._get(f, "start")), self._time(self._get(f, "end"))
+        self.records.add(job_id=job, step=step, name=name,
+                         run_hint=name if step is None else None, state=state, reason=reason,
+                         exit_code=exit_code, signal=signal,
+                         submit=self._time(self._get(f, "submit")), start=start, end=end,
+                         nodes=nodes, node_count=int(nn) if nn and nn.isdigit() else None,
+                         gpus=gpus, line_no=line_no)
+        if step is None:
+            ts = end if end is not None else start
+            self.events.add(ts=ts, ts_flag="assumed_tz" if ts is not None else "missing",
+                            host_from="unknown", kind="job_state", job_id=job, code=state,
+                            value=float(exit_code) if exit_code is not None else None,
+                            device=nodelist or None, message=text, line_no=line_no)
+
+
+class SacctJsonParser(DocumentParser):
+    """``sacct --json`` (and slurmrestd ``/slurmdb/.../jobs``): Slurm 22.05 (openapi
+    dbv0.0.38) and 23.02..24.x (data_parser v0.0.39..v0.0.41) shapes. One unit per job."""
+
+    name: ClassVar[str] = "sacct_json"
+    description: ClassVar[str] = "sacct --json document (Slurm 22.05 .. 24.x)"
+
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        h = head.lstrip()
+        if not h.startswith("{") or '"jobs"' not in head:
+            return 0
+        if ("openapi/dbv0.0." in head or "openapi/slurmdbd" in head
+                or '"allocation_nodes"' in head):
+            return 95
+        return 0
+
+    def parse_document(self, data: bytes) -> None:
+        doc = json.loads(data)
+        jobs = doc.get("jobs") if isinstance(doc, dict) else None
+        if not isinstance(jobs, list):
+            raise json.JSONDecodeError("no 'jobs' list in the document", "", 0)
+        for i, job in enumerate(jobs, start=1):
+            status = UNPARSED
+            if isinstance(job, dict):
+                try:
+                    self._job(job, i)
+                    status = EVENT
+                except (ValueError, TypeError, KeyError, hostlist.HostlistError):
+                    status = UNPARSED
+            self.acct.note(status, i, json.dumps(job)[:500])
+
+    def _job(self, job: dict[str, Any], rec: int) -> None:
+        job_id = _json_job_id(job)
+        state = first_str((job.get("state") or {}).get("current"))
+        exit_code, signal = json_exit(job.get("exit_code"))
+        t = job.get("time") or {}
+        start, end = epoch_us(t.get("start")), epoch_us(t.get("end"))
+        nodes_expr = job.get("nodes") if isinstance(job.get("nodes"), str) else None
+        name = job.get("name") or None
+        kill_user = job.get("kill_request_user")
+        reason = f"by {kill_user}" if state == "CANCELLED" and kill_user else None
+        restarts = noval(job.get("restart_cnt")) if "restart_cnt" in job else None
+        steps = job.get("steps") or []
+        self.records.add(job_id=job_id, step=None, name=name, run_hint=name, state=state,
+                         reason=reason, exit_code=exit_code, signal=signal,
+                         submit=epoch_us(t.get("submission")), start=start, end=end,
+                         nodes=hostlist.expand(nodes_expr),
+                         node_count=noval(job.get("allocation_nodes")),
+                         gpus=tres_list_gpus((job.get("tres") or {}).get("allocated")),
+                         restart_count=restarts, line_no=rec)
+        for s in steps:
+            self._step(job_id, s, rec)
+        ts = end if end is not None else start
+        self.events.add(ts=ts, ts_flag="exact" if ts is not None else "missing",
+                        host_from="unknown", kind="job_state", job_id=job_id, code=state,
+                        value=float(exit_code) if exit_code is not None else None,
+                        device=nodes_expr or None,
+                        message=f"{job_id} {name} {state} exit_code={exit_code} "
+                                f"signal={signal} nodes={nodes_expr}",
+                        line_no=rec)
+
+    def _step(self, job_id: str, s: dict[str, Any], rec: int) -> None:
+        sid = (s.get("step") or {}).get("id")
+        step = str(sid).rsplit(".", 1)[-1] if sid is not None else None
+        nodes = s.get("nodes") or {}
+        node_list = nodes.get("list")
+        if not isinstance(node_list, list):
+            node_list = hostlist.expand(nodes.get("range"))
+        exit_code, signal = json_exit(s.get("exit_code"))
+        t = s.get("time") or {}
+        self.records.add(job_id=job_id, step=step, name=(s.get("step") or {}).get("name"),
+                         state=first_str(s.get("state")), exit_code=exit_code, signal=signal,
+                         start=epoch_us(t.get("start")), end=epoch_us(t.get("end")),
+                         nodes=[str(n) for n in node_list], node_count=noval(nodes.get("count")),
+                         gpus=tres_list_gpus((s.get("tres") or {}).get("allocated")),
+                         line_no=rec)
+
+
+def _json_job_id(job: dict[str, Any]) -> str:
+    """``job_id`` as sacct's JobID prints it: array task ``<array job>_<task>``, het component
+    ``<het leader>+<offset>``, else the plain id."""
+    arr = job.get("array") or {}
+    arr_job = noval(arr.get("job_id"))
+    task = noval(arr.get("task_id"))
+    if arr_job and task is not None:
+        return f"{arr_job}_{task}"
+    het = job.get("het") or {}
+    het_job = noval(het.get("job_id"))
+    off = noval(het.get("job_offset"))
+    if het_job and off is not None:
+        return f"{het_job}+{off}"
+    jid = noval(job.get("job_id"))
+    if jid is None:
+        raise ValueError("job without job_id")
+    return str(jid)
+
+
+PARSERS: list[type[Parser]] = [SacctTextParser, SacctJsonParser]

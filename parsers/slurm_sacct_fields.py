@@ -1,0 +1,152 @@
+"""Field conversions shared by the sacct text and JSON parsers.
+
+Sources: sacct(1) (field list, ``--parsable``/``--parsable2``), Slurm's
+src/sacct/print.c, and the openapi/data_parser job schemas (dbv0.0.38 in 22.05,
+data_parser v0.0.39..v0.0.41 in 23.02..24.x), checked on real output (see NOTES.md).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_STEP_ID = re.compile(r"^(\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?)(?:\.(\w+))?$")
+_STATE = re.compile(r"^([A-Z_]+)\+?(?:\s+(.*))?$")
+_EXIT = re.compile(r"^(\d+):(\d+)$")
+
+
+def split_job_step(jobid: str) -> tuple[str, str | None]:
+    """sacct JobID -> (job, step): ``1234`` -> (1234, None); ``1234.batch`` -> (1234, batch);
+    ``1234_5.0`` -> (1234_5, 0); ``1234+0.extern`` -> (1234+0, extern)."""
+    m = _STEP_ID.match(jobid)
+    if not m:
+        raise ValueError(f"not a Slurm job id: {jobid!r}")
+    return m.group(1), m.group(2)
+
+
+def split_state(text: str) -> tuple[str, str | None]:
+    """``CANCELLED by 1000`` -> (CANCELLED, "by 1000"); ``COMPLETED`` -> (COMPLETED, None)."""
+    m = _STATE.match(text.strip())
+    if not m:
+        raise ValueError(f"not a Slurm state: {text!r}")
+    return m.group(1), (m.group(2) or None)
+
+
+def split_exit(text: str) -> tuple[int | None, int | None]:
+    """sacct ``ExitCode`` ``1:0`` -> (1, 0); ``0:9`` -> (0, 9); empty -> (None, None)."""
+    text = text.strip()
+    if not text:
+        return None, None
+    m = _EXIT.match(text)
+    if not m:
+        raise ValueError(f"not an exit code: {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def gpus_from_tres(text: str) -> int | None:
+    """GPUs in a TRES string (``AllocTRES``): ``gres/gpu=8`` wins; otherwise the typed
+    entries (``gres/gpu:h100=4``) are summed. None when no GPU entry is present.
+
+    Slurm lists both ``gres/gpu=N`` and ``gres/gpu:<type>=N`` when the type is tracked
+    (AccountingStorageTRES=gres/gpu,gres/gpu:h100), so adding them up would double count."""
+    total: int | None = None
+    typed = 0
+    seen_typed = False
+    for item in text.split(","):
+        key, _, val = item.partition("=")
+        if key == "gres/gpu":
+            total = _count(val)
+        elif key.startswith("gres/gpu:"):
+            seen_typed = True
+            typed += _count(val) or 0
+    if total is not None:
+        return total
+    return typed if seen_typed else None
+
+
+def gpus_from_gres(text: str) -> int | None:
+    """Old ``AllocGRES`` form: ``gpu:8`` / ``gpu:h100:8`` (comma separated)."""
+    found = None
+    for item in text.split(","):
+        parts = item.split("(")[0].split(":")
+        if parts[0] == "gpu" and len(parts) >= 2 and parts[-1].isdigit():
+            found = (found or 0) + int(parts[-1])
+    return found
+
+
+def _count(val: str) -> int | None:
+    val = val.strip()
+    return int(val) if val.isdigit() else None
+
+
+def tres_list_gpus(items: Any) -> int | None:
+    """GPUs from a JSON ``tres.allocated`` list (``{"type": "gres", "name": "gpu", "count": 8}``
+    and ``"name": "gpu:h100"``), with the same no-double-count rule as ``gpus_from_tres``."""
+    if not isinstance(items, list):
+        return None
+    total: int | None = None
+    typed = 0
+    seen_typed = False
+    for it in items:
+        if not isinstance(it, dict) or it.get("type") != "gres":
+            continue
+        name = it.get("name") or ""
+        count = it.get("count")
+        if not isinstance(count, int) or count < 0:
+            continue
+        if name == "gpu":
+            total = count
+        elif name.startswith("gpu:"):
+            seen_typed = True
+            typed += count
+    if total is not None:
+        return total
+    return typed if seen_typed else None
+
+
+def noval(v: Any) -> int | None:
+    """A JSON number that may be wrapped: ``5`` or ``{"set": true, "infinite": false,
+    "number": 5}`` (data_parser v0.0.39+). Unset / infinite -> None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return int(v)
+    if isinstance(v, dict):
+        if not v.get("set", True) or v.get("infinite"):
+            return None
+        return noval(v.get("number"))
+    return None
+
+
+def epoch_us(v: Any) -> int | None:
+    """Epoch seconds (plain or wrapped) -> microseconds; 0 / unset -> None."""
+    n = noval(v)
+    if not n or n <= 0:
+        return None
+    return n * 1_000_000
+
+
+def json_exit(v: Any) -> tuple[int | None, int | None]:
+    """``exit_code`` object -> (exit code, signal).
+
+    22.05 (dbv0.0.38): ``{"status": "SIGNALED", "return_code": null, "signal": {"signal_id":
+    9, "name": "Killed"}}`` or ``{"status": "SUCCESS", "return_code": 0}``; 23.02+:
+    ``{"status": ["ERROR"], "return_code": {"set": true, "number": 1}, "signal": {"id":
+    {"set": false, ...}, "name": ""}}``."""
+    if not isinstance(v, dict):
+        return None, None
+    code = noval(v.get("return_code"))
+    sig = None
+    s = v.get("signal")
+    if isinstance(s, dict):
+        sig = noval(s.get("signal_id")) if "signal_id" in s else noval(s.get("id"))
+    return code, sig
+
+
+def first_str(v: Any) -> str | None:
+    """``"FAILED"`` or ``["FAILED", ...]`` -> ``"FAILED"``."""
+    if isinstance(v, list):
+        v = v[0] if v else None
+    return v if isinstance(v, str) and v else None
