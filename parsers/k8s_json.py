@@ -1,0 +1,165 @@
+"""Kubernetes JSON documents: ``kubectl get events|pods|pytorchjobs -o json``.
+
+All three parsers read any of these objects, so a mixed List (``kubectl get
+pods,pytorchjobs -o json``) loses nothing: every item is dispatched on its ``kind`` and its
+rows carry the source of their object type (k8s_events_json, k8s_pod, pytorchjob). They
+differ in their sniffing, each claiming only its own shape. Accounting: one unit per item;
+items of other kinds (Service, ConfigMap ...) are recognised objects without signal
+(NOISE); items that are not objects, or have no kind, are UNPARSED.
+
+Events (core/v1 Event and events.k8s.io/v1 Event, k8s.io/api core/v1/types.go and
+events/v1/types.go): ``ts`` = lastTimestamp (deprecatedLastTimestamp), else
+series.lastObservedTime, else eventTime, else firstTimestamp (deprecatedFirstTimestamp),
+flag ``exact``; ``value`` = count (series.count, count, deprecatedCount; 1 when unset, as
+kubectl prints it); job_id = the uid of
+the involved object when it is a Pod or a PyTorchJob (a pod's *attempts* are
+``<uid>#<n>``); host per ``k8s_common.event_host``; device = ``<kind>/<name>`` as
+``kubectl get events`` prints OBJECT.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from parsers.base import EVENT, NOISE, UNPARSED, DocumentParser, Parser
+from parsers.k8s_common import as_dict, as_int, as_str, event_host, first_ts, object_kind
+from parsers.k8s_pod import handle_pod
+from parsers.k8s_pytorchjob import handle_pytorchjob
+
+_TRAINING_JOB_KINDS = {"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"}
+
+
+def _kind_re(kind: str) -> re.Pattern[str]:
+    return re.compile(rf'"kind"\s*:\s*"{kind}"')
+
+
+_EVENT_KIND = _kind_re("Event")
+_POD_KIND = _kind_re("Pod")
+_PTJ_KIND = _kind_re("PyTorchJob")
+
+
+def _is_json(head: str) -> bool:
+    return head.lstrip()[:1] in ("{", "[")
+
+
+def _event_shape(head: str) -> bool:
+    return '"involvedObject"' in head or '"regarding"' in head
+
+
+def handle_event(p: Parser, ev: dict[str, Any], rec: int) -> int:
+    """One core/v1 or events.k8s.io/v1 Event -> a ``k8s_event`` row."""
+    new = "regarding" in ev or str(ev.get("apiVersion", "")).startswith("events.k8s.io")
+    if new:
+        obj = as_dict(ev.get("regarding"))
+        message = as_str(ev.get("note"))
+        src = as_dict(ev.get("deprecatedSource"))
+        last, first = ev.get("deprecatedLastTimestamp"), ev.get("deprecatedFirstTimestamp")
+        count = ev.get("deprecatedCount")
+        component = as_str(src.get("component")) or as_str(ev.get("reportingController"))
+    else:
+        obj = as_dict(ev.get("involvedObject"))
+        message = as_str(ev.get("message"))
+        src = as_dict(ev.get("source"))
+        last, first = ev.get("lastTimestamp"), ev.get("firstTimestamp")
+        count = ev.get("count")
+        component = as_str(src.get("component")) or as_str(ev.get("reportingComponent"))
+    series = as_dict(ev.get("series"))
+    ts, flag = first_ts(p.ctx.tz, last, series.get("lastObservedTime"), ev.get("eventTime"),
+                        first)
+    # kubectl prints 1 for a singleton: events.k8s.io leaves the count 0 or unset
+    n = as_int(series.get("count")) or as_int(count) or 1
+    instance = as_str(src.get("host")) or as_str(ev.get("reportingInstance"))
+    kind = as_str(obj.get("kind"))
+    name = as_str(obj.get("name"))
+    reason = as_str(ev.get("reason"))
+    text = (message or "").strip()
+    host = event_host(kind, name, component, instance, reason, text)
+    device = f"{kind.lower()}/{name}" if kind and name else (kind.lower() if kind else None)
+    job_id = as_str(obj.get("uid")) if kind == "Pod" or kind in _TRAINING_JOB_KINDS else None
+    p.events.add(ts=ts, ts_flag=flag, kind="k8s_event", code=reason, job_id=job_id,
+                 value=float(n), device=device, message=text,
+                 line_no=rec, source="k8s_events_json",
+                 format="events.k8s.io/v1" if new else "core/v1",
+                 **({"host": host, "host_from": "record"} if host else p.host_fields(None)))
+    return EVENT
+
+
+_HANDLERS: dict[str, Callable[[Parser, dict[str, Any], int], int]] = {
+    "Event": handle_event,
+    "Pod": handle_pod,
+    "PyTorchJob": handle_pytorchjob,
+}
+
+
+class K8sJsonParser(DocumentParser):
+    """Shared reading of a Kubernetes JSON document (a List or a single object)."""
+
+    def parse_document(self, data: bytes) -> None:
+        doc = json.loads(data)
+        if isinstance(doc, dict) and isinstance(doc.get("items"), list):
+            items: list[Any] = doc["items"]
+            list_kind = as_str(doc.get("kind"))
+        elif isinstance(doc, list):
+            items, list_kind = doc, None
+        else:
+            items, list_kind = [doc], None
+        for rec, item in enumerate(items, start=1):
+            status, label = self._item(item, list_kind, rec)
+            self.acct.note(status, rec, label)
+
+    def _item(self, item: Any, list_kind: str | None, rec: int) -> tuple[int, str]:
+        if not isinstance(item, dict):
+            return UNPARSED, f"item {rec}: not an object: {str(item)[:200]}"
+        kind = object_kind(item, list_kind)
+        meta = as_dict(item.get("metadata"))
+        label = f"{kind} {meta.get('namespace') or '-'}/{meta.get('name') or '?'}"
+        if kind is None:
+            return UNPARSED, f"item {rec}: no kind: {json.dumps(item)[:200]}"
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            return NOISE, label
+        return handler(self, item, rec), label
+
+
+class K8sEventsJsonParser(K8sJsonParser):
+    name: ClassVar[str] = "k8s_events_json"
+    description: ClassVar[str] = "kubectl get events -o json (core/v1 and events.k8s.io/v1)"
+
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        """A JSON document with an Event object (kind Event + involvedObject/regarding)."""
+        if _is_json(head) and _EVENT_KIND.search(head) and _event_shape(head):
+            return 90
+        return 0
+
+
+class K8sPodParser(K8sJsonParser):
+    name: ClassVar[str] = "k8s_pod"
+    description: ClassVar[str] = "kubectl get pod(s) -o json: container incarnations as attempts"
+
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        """A JSON document with a Pod object, and no Event or PyTorchJob shape."""
+        if not _is_json(head) or not _POD_KIND.search(head) or _event_shape(head):
+            return 0
+        if '"pytorchReplicaSpecs"' in head:
+            return 0
+        if '"containerStatuses"' in head or '"nodeName"' in head or '"containers"' in head:
+            return 90
+        return 40
+
+
+class PyTorchJobParser(K8sJsonParser):
+    name: ClassVar[str] = "pytorchjob"
+    description: ClassVar[str] = "Kubeflow PyTorchJob -o json: conditions and the job attempt"
+
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        """A JSON document with a PyTorchJob object (kind + pytorchReplicaSpecs)."""
+        if not _is_json(head) or not _PTJ_KIND.search(head) or _event_shape(head):
+            return 0
+        # a Pod's ownerReferences also name kind PyTorchJob: the spec is what tells them apart
+        return 90 if '"pytorchReplicaSpecs"' in head else 0
