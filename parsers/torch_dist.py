@@ -1,0 +1,242 @@
+"""PyTorch distributed lines inside a job's output: ``TorchDistMatcher``.
+
+Line shapes (pytorch/pytorch; cited per pattern in the tests):
+
+* c10 log prefixes before ProcessGroupNCCL / c10d messages: ``[E ProcessGroupNCCL.cpp:828] ``
+  (<= 2.2), ``[rank3]:[E ProcessGroupNCCL.cpp:563] `` (2.2/2.3), ``[rank0]:[E1218
+  20:27:21.426415540 ProcessGroupNCCL.cpp:629] `` (2.4+), glog builds ``E1029 12:00:00.123456
+  1234 torch/csrc/...:616] ``; torch's Python logging (torchrun agent) ``W0409 07:28:49.530000
+  1359 torch/distributed/elastic/multiprocessing/api.py:897] `` (2.4+),
+  ``[2024-07-25 06:36:18,293] torch.distributed.elastic.multiprocessing.api: [WARNING] ``
+  (2.1/2.2), ``WARNING:torch.distributed.elastic.multiprocessing.api:`` (<= 2.0).
+* ``[rankN]:`` is the *global* rank (torch sets it from the default group); the ``[Rank N]`` /
+  ``[PG 1 Rank N]`` inside a message is the rank *within that process group*, used only when
+  there is no ``[rankN]:`` prefix and the group is the default one (no PG, PG 0, default_pg).
+
+Kinds: ``nccl_timeout`` (watchdog collective timeout: code = OpType, value = Timeout(ms)/1000;
+watchdog heartbeat hang: code ``watchdog_hang``, value = seconds; ``Timeout at NCCL work: N``
+without a preceding watchdog line: code null), ``nccl_error``, ``cuda_error``, ``cuda_oom``,
+``nan_loss``, ``rendezvous_error`` (see ``torch_errors``), ``python_exception`` (traceback
+final line, or a C++ ``what():`` nothing else recognises: code = the C++ type),
+``elastic_child_failed`` (see ``torch_blocks``), ``elastic_worker_failed`` (agent ``failed
+(exitcode: N) local_rank: L``: code = exit code, device ``local_rank=L`` -- a local rank, never
+put in ``rank``), ``elastic_signal`` (agent ``Received 15 death signal``: code = signal).
+
+Decisions: the consequence lines ``Some NCCL operations have failed or timed out...``, ``To
+avoid data inconsistency, we are taking the entire process down.``, ``Exception (either an
+error or timeout) detected by watchdog at work``, ``Sending process N closing signal SIGTERM``,
+C++ ``frame #N`` lines, CUDA advisory lines are NOISE (the line they follow carries the
+signal). The same timeout echoed by ``what():`` (same SeqNum and run time) and the same error
+repeated within 50 lines give one row. Month-day stamps in the prefixes are passed as
+``ts_fallback`` (year inferred) for the job-log parser to use only if its prefix has no time.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from typing import Any
+
+from parsers.base import EVENT, NOISE, Emit, FileContext
+from parsers.timeutil import TimeError, YearInference, local_to_us, parse_iso
+from parsers.torch_blocks import ElasticTracker, TracebackTracker
+from parsers.torch_errors import classify_error
+
+_RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?")
+_C10 = re.compile(r"\[([FEWIV])(?:(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+))?(?: \d+)? "
+                  r"[^\]\s]+:\d+\] ")
+_GLOG = re.compile(r"^([FEWIV])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)\s+\d+ \S+:\d+\] ")
+_PYLOG_TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+)\] ")
+_PG_RANK = re.compile(r"\[(?:PG (?P<pg>(?:ID )?\d+)(?: PG GUID \d+)? ?(?:\((?P<name>[^)]*)\))? )?"
+                      r"Rank (?P<rank>\d+)\]")
+_WATCHDOG = re.compile(
+    r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), "
+    r"OpType=(?P<op>\w+)(?:, NumelIn=\d+, NumelOut=\d+)?, Timeout\(ms\)=(?P<tmo>\d+)\) "
+    r"ran for (?P<ran>\d+) milliseconds before timing out")
+_STUCK = re.compile(r"watchdog got stuck for (\d+) seconds")
+_TIMEOUT_AT = re.compile(r"Timeout at NCCL work: (\d+)")
+_WORKER_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
+_DEATH = re.compile(r"Received (\d+) death signal, shutting down workers")
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
+_NOISE_MARKS = (
+    "Some NCCL operations have failed or timed out", "To avoid data inconsistency",
+    "detected by watchdog at work", "failure detected by watchdog",
+    "closing signal SIG", "via signal SIG", "CUDA kernel errors might be asynchronously",
+    "CUDA_LAUNCH_BLOCKING=1", "TORCH_USE_CUDA_DSA", "Exception raised from ",
+    "torch.distributed.run", "torch/distributed/run.py",
+    "Setting OMP_NUM_THREADS environment variable", "Dumping nccl trace",
+    "ProcessGroupNCCL preparing to dump debug info",
+)
+#: c10d socket retries: NOISE unless the line also names an error (checked after classification)
+_SOCKET_NOISE = ("The server socket has failed to bind", "The client socket has failed to connect",
+                 "The server socket cannot be initialized")
+#: a line without any of these is none of ours (checked before any regex)
+_KEYWORDS = ("atchdog", "NCCL", "CUDA", "exitcode", "signal", "terminate", "what():", "Error",
+             "socket", "frame #", "torch", "NaN", "Exception", "rror")
+_FRAME_CPP = re.compile(r"^frame #\d+: ")
+DEDUP_LINES = 50
+
+
+class TorchDistMatcher:
+    """Recognises torch.distributed / c10d / elastic lines and Python tracebacks."""
+
+    def __init__(self, ctx: FileContext | None = None) -> None:
+        self.tz = ctx.tz if ctx is not None else UTC
+        self.years = YearInference(ctx.mtime if ctx else None, ctx.year if ctx else None)
+        self.tracebacks = TracebackTracker()
+        self.elastic = ElasticTracker(self.tz)
+        self.recent: dict[tuple[Any, ...], int] = {}
+        self.cpp_type: str | None = None
+
+    # -- protocol ---------------------------------------------------------------------------
+    def match(self, text: str, line_no: int, emit: Emit) -> int | None:
+        """EVENT/NOISE for a recognised line (rows through ``emit``), else None."""
+        rank: int | None = None
+        body = text
+        m = _RANK_PREFIX.match(text)
+        if m:
+            rank, body = int(m.group(1)), text[m.end():]
+        if self.elastic.report is not None:
+            consumed, rows = self.elastic.feed(body, line_no)
+            _emit_rows(rows, emit)
+            if consumed:
+                return EVENT
+        consumed, rows = self.tracebacks.feed(rank, body, line_no)
+        _emit_rows(rows, emit)
+        if body.rstrip().endswith("ChildFailedError:"):
+            _emit_rows(self.elastic.start(line_no), emit)
+            return EVENT
+        if consumed:
+            return EVENT
+        if body.strip() == "Traceback (most recent call last):":
+            _emit_rows(self.tracebacks.start(rank, line_no), emit)
+            return EVENT
+        return self._single(body, rank, line_no, emit)
+
+    def finish(self, emit: Emit) -> None:
+        """Flush open tracebacks and an unclosed ChildFailedError report."""
+        _emit_rows(self.tracebacks.close_all(), emit)
+        _emit_rows(self.elastic.close(), emit)
+
+    # -- single lines -----------------------------------------------------------------------
+    def _single(self, body: str, key: int | None, line_no: int, emit: Emit) -> int | None:
+        if not any(k in body for k in _KEYWORDS):
+            return None  # cheap exit for the bulk of job output (progress lines, prints)
+        base = self._prefix_fields(body)
+        rank = key if key is not None else _bracket_rank(body)
+        if rank is not None:
+            base["rank"] = rank
+        if "Watchdog caught" in body:
+            w = _WATCHDOG.search(body)
+            if w:
+                dkey = ("wd", w.group("seq"), w.group("op"), w.group("ran"))
+                self._seen(("seq", rank, w.group("seq")), line_no)
+                if not self._seen(dkey, line_no):
+                    emit(**base, kind="nccl_timeout", code=w.group("op"),
+                         value=int(w.group("tmo")) / 1000.0, message=_msg(body),
+                         format="torch-c10d")
+                return EVENT
+        if "watchdog got stuck" in body or "Heartbeat monitor timed out" in body:
+            s = _STUCK.search(body)
+            if not self._seen(("hang", rank), line_no, 1000):
+                emit(**base, kind="nccl_timeout", code="watchdog_hang", message=_msg(body),
+                     format="torch-c10d", **({"value": float(s.group(1))} if s else {}))
+            return EVENT
+        if "Timeout at NCCL work" in body:
+            t = _TIMEOUT_AT.search(body)
+            if t and not self._seen(("seq", rank, t.group(1)), line_no, 1000):
+                emit(**base, kind="nccl_timeout", message=_msg(body), format="torch-c10d")
+            return EVENT
+        if any(k in body for k in _NOISE_MARKS) or _FRAME_CPP.match(body):
+            return NOISE
+        if "exitcode" in body:
+            f = _WORKER_FAILED.search(body)
+            if f:
+                emit(**base, kind="elastic_worker_failed", code=f.group(1),
+                     device=f"local_rank={f.group(2)}", message=_msg(body),
+                     format="torch-elastic",
+                     **({"value": float(-int(f.group(1)))} if int(f.group(1)) < 0 else {}))
+                return EVENT
+        if "death signal" in body:
+            d = _DEATH.search(body)
+            if d:
+                emit(**base, kind="elastic_signal", code=d.group(1), message=_msg(body),
+                     format="torch-elastic")
+                return EVENT
+        if "terminate called after throwing" in body:
+            c = _TERMINATE.search(body)
+            self.cpp_type = c.group(1) if c else None
+            return NOISE
+        return self._error_line(body, base, key, line_no, emit)
+
+    def _error_line(self, body: str, base: dict[str, Any], key: int | None, line_no: int,
+                    emit: Emit) -> int | None:
+        """A one-line error (or a ``what():`` line); opens a tail for its continuation."""
+        what = "what():" in body
+        fields = classify_error(body)
+        if fields is None and what:
+            fields = {"kind": "python_exception", "code": self.cpp_type or "C++ exception"}
+        if fields is None:
+            if any(k in body for k in _SOCKET_NOISE) or _C10.search(body) or _GLOG.match(body):
+                return NOISE
+            return None
+        msg = _msg(body)
+        dkey = ("err", fields["kind"], fields.get("code"), msg.split("what():")[-1].strip())
+        row = {**base, **fields, "message": msg, "format": "torch"}
+        if self._seen(dkey, line_no):
+            row = {}
+        _emit_rows(self.tracebacks.open_tail(key, row or None, line_no), emit)
+        return EVENT
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _seen(self, key: tuple[Any, ...], line_no: int, window: int = DEDUP_LINES) -> bool:
+        """True if ``key`` was seen within ``window`` lines; records it either way."""
+        last = self.recent.get(key)
+        self.recent[key] = line_no
+        if len(self.recent) > 4096:
+            self.recent = {k: v for k, v in self.recent.items() if line_no - v <= 1000}
+        return last is not None and line_no - last <= window
+
+    def _prefix_fields(self, body: str) -> dict[str, Any]:
+        """``ts_fallback`` from a c10/glog month-day stamp or a Python-logging date."""
+        m = _C10.search(body) or _GLOG.match(body)
+        try:
+            if m and m.group(2):
+                mo, d = int(m.group(2)), int(m.group(3))
+                h, mi, s = int(m.group(4)), int(m.group(5)), int(m.group(6))
+                us = int((m.group(7) + "000000")[:6])
+                ts = local_to_us(self.years.year_for(mo), mo, d, h, mi, s, us, self.tz)
+                return {"ts_fallback": ts, "ts_fallback_flag": "inferred_year"}
+            p = _PYLOG_TS.match(body)
+            if p:
+                ts, flag = parse_iso(p.group(1), self.tz)
+                return {"ts_fallback": ts, "ts_fallback_flag": flag}
+        except (TimeError, ValueError):
+            pass
+        return {}
+
+
+def _emit_rows(rows: list[dict[str, Any]], emit: Emit) -> None:
+    """Emit rows finished by a block (they carry their own ``line_no``)."""
+    for row in rows:
+        emit(**row)
+
+
+def _bracket_rank(body: str) -> int | None:
+    """``[Rank N]`` / ``[PG 0 Rank N]`` rank when the group is the default one, else None."""
+    m = _PG_RANK.search(body)
+    if not m:
+        return None
+    pg, name = m.group("pg"), m.group("name")
+    if pg is None or pg in ("0", "ID 0") or name == "default_pg":
+        return int(m.group("rank"))
+    return None
+
+
+def _msg(body: str) -> str:
+    """The message without c10/glog/Python-logging prefixes."""
+    m = _C10.search(body) or _GLOG.match(body)
+    if m:
+        return body[m.end():].strip()
+    p = _PYLOG_TS.match(body)
+    return body[p.end():].strip() if p else body.strip()
