@@ -25,6 +25,8 @@ CHUNK_BYTES = 32 << 20
 SNIFF_BYTES = 64 << 10
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
 _SKIP_SUFFIXES = {".parquet", ".duckdb", ".wal", ".png", ".pdf", ".html", ".pyc"}
+#: documentation beside logs (a sample's NOTES.md); skipped inside directories and counted
+_DOC_SUFFIXES = {".md", ".rst"}
 
 
 class InputError(ValueError):
@@ -37,8 +39,12 @@ class InputFile:
     display: str  #: the path as shown to the user and stored in ``file`` columns
 
 
-def expand_inputs(paths: list[str]) -> list[InputFile]:
-    """Files named by ``paths`` (files, directories, globs), sorted, without duplicates."""
+def expand_inputs(paths: list[str], skipped: list[str] | None = None) -> list[InputFile]:
+    """Files named by ``paths`` (files, directories, globs), sorted, without duplicates.
+
+    Inside directories, our own outputs (Parquet, DuckDB, reports) and documentation files
+    (``*.md``, ``*.rst``) are not logs: they are left out and appended to ``skipped`` so the
+    caller can say so. A file named explicitly is always read."""
     out: list[InputFile] = []
     seen: set[Path] = set()
     for given in paths:
@@ -52,7 +58,7 @@ def expand_inputs(paths: list[str]) -> list[InputFile]:
                                  "give log files, directories or a quoted glob")
             candidates = [Path(m) for m in matches]
         for c in candidates:
-            for f in _walk(c):
+            for f in _walk(c, skipped if skipped is not None else []):
                 key = f.resolve()
                 if key not in seen:
                     seen.add(key)
@@ -60,13 +66,15 @@ def expand_inputs(paths: list[str]) -> list[InputFile]:
     return out
 
 
-def _walk(p: Path) -> Iterator[Path]:
+def _walk(p: Path, skipped: list[str]) -> Iterator[Path]:
     if p.is_dir():
         for root, dirs, files in os.walk(p):
             dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
             for name in sorted(files):
                 f = Path(root) / name
-                if f.suffix not in _SKIP_SUFFIXES:
+                if f.suffix.lower() in _SKIP_SUFFIXES or f.suffix.lower() in _DOC_SUFFIXES:
+                    skipped.append(str(f))
+                else:
                     yield f
     elif p.is_file():
         yield p

@@ -72,8 +72,8 @@ _rules_opt = click.option(
     help="Extra rule-table CSV (same columns as pipeline/rules/*.csv); may be repeated.")
 
 
-def _inputs(paths: tuple[str, ...]) -> list[InputFile]:
-    files = expand_inputs(list(paths))
+def _inputs(paths: tuple[str, ...], skipped: list[str] | None = None) -> list[InputFile]:
+    files = expand_inputs(list(paths), skipped)
     if not files:
         raise InputError("no files found under " + ", ".join(paths)
                          + "; give log files, directories or a quoted glob")
@@ -103,14 +103,15 @@ def ingest_cmd(paths: tuple[str, ...], out: Path, source: str | None, tz: str,
     Example:
       tormortem ingest /var/log/slurm/ 'nodes/*/kern.log*' jobs/ --out /tmp/tm --tz UTC
     """
-    files = _inputs(paths)
+    skipped: list[str] = []
+    files = _inputs(paths, skipped)
     t0 = time.perf_counter()
     with render.progress(files, enabled=not quiet) as advance:
         result = ingest(files, out, tz=get_tz(tz), year=year, source=source,
                         extra_rules=list(rules_files), progress=advance)
     if not quiet:
         click.echo(render.ingest_report(result, max_files=max_files,
-                                        seconds=time.perf_counter() - t0))
+                                        seconds=time.perf_counter() - t0, skipped=skipped))
 
 
 @main.command("explain")

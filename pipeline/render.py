@@ -40,7 +40,8 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def ingest_report(res: IngestResult, *, max_files: int, seconds: float) -> str:
+def ingest_report(res: IngestResult, *, max_files: int, seconds: float,
+                  skipped: list[str] | None = None) -> str:
     num = {3, 4, 5, 6}
     file_rows = [[f.file, f.source, f.unit, f.acct.read, f.acct.events, f.acct.irrelevant,
                   f.acct.unparsed] for f in res.files]
@@ -68,6 +69,9 @@ def ingest_report(res: IngestResult, *, max_files: int, seconds: float) -> str:
     unknown = [f for f in res.files if f.note]
     for f in unknown[:10]:
         notes.append(f"note: {f.file}: {f.note}")
+    if skipped:
+        notes.append(f"note: not read: {len(skipped):,} documentation/output files inside the "
+                     f"given directories (*.md, *.rst, *.parquet, ...), e.g. {skipped[0]}")
     if res.anchored or res.unanchored:
         notes.append(f"note: kernel uptime-only lines: {res.anchored:,} anchored to wall time, "
                      f"{res.unanchored:,} left without (ts null, ts_flag 'uptime')")
