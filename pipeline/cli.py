@@ -21,11 +21,15 @@ from parsers.registry import ALL as ALL_PARSERS
 from parsers.registry import UnknownSourceError
 from parsers.timeutil import TimeError, get_tz
 from pipeline import render
+from pipeline.analyze import AnalysisError, analyze_db
 from pipeline.explain import explain_files
 from pipeline.ingest import ingest
+from pipeline.report_text import render as render_analysis
 from pipeline.ruletable import RulesError
+from pipeline.units import DurationError, parse_duration
 
-USER_ERRORS = (InputError, TimeError, RulesError, UnknownSourceError, HostlistError)
+USER_ERRORS = (InputError, TimeError, RulesError, UnknownSourceError, HostlistError,
+               AnalysisError, DurationError)
 
 
 class _Group(click.Group):
@@ -140,6 +144,54 @@ def explain_cmd(paths: tuple[str, ...], jsonl: bool, source: str | None, tz: str
             click.echo(json.dumps(r, ensure_ascii=False))
     else:
         click.echo(render.explain_table(rows))
+
+
+@main.command("analyze")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the tables (Parquet + tormortem.duckdb) and reports.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the analysis as JSON (schema tormortem.analysis/1) instead of text.")
+@click.option("--run-map", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="CSV job_id,run: which run each job belongs to (default: by job name).")
+@click.option("--ideal-step-time", default=None, metavar="DURATION",
+              help="Healthy step time t* (e.g. 2.35s) instead of the median measured one.")
+@click.option("--window-before", default="15m", show_default=True, metavar="DURATION",
+              help="Evidence window before an interrupted attempt's last progress.")
+@click.option("--window-after", default="5m", show_default=True, metavar="DURATION",
+              help="Evidence window after an interrupted attempt's end.")
+@_source_opt
+@_tz_opt
+@_year_opt
+@_rules_opt
+def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path | None,
+                ideal_step_time: str | None, window_before: str, window_after: str,
+                source: str | None, tz: str, year: int | None,
+                rules_files: tuple[Path, ...]) -> None:
+    """Realized TOR: ingest the logs, then split each run's wall time exactly.
+
+    Links attempts into runs, rebuilds each attempt's progress, splits T_obs into T_opt,
+    slow, lost work, checkpoint saves, startup, hang, repair and tail (they sum to T_obs),
+    and finds each interruption's root cause from the evidence around it.
+
+    \b
+    Example:
+      tormortem analyze sample_logs/demo --out reports/demo
+      tormortem analyze logs/ --out /tmp/tm --json > analysis.json
+    """
+    files = _inputs(paths)
+    ideal = parse_duration(ideal_step_time) if ideal_step_time else None
+    before, after = parse_duration(window_before), parse_duration(window_after)
+    with render.progress(files, enabled=not as_json) as advance:
+        ingest(files, out, tz=get_tz(tz), year=year, source=source,
+               extra_rules=list(rules_files), progress=advance)
+    result = analyze_db(out / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
+                        before_s=before, after_s=after)
+    (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(render_analysis(result))
 
 
 def _stdin_aware(paths: tuple[str, ...]) -> list[InputFile]:

@@ -31,6 +31,7 @@ How each piece is measured (the choices, written down):
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,7 +116,9 @@ def ideal_step(intervals: list[Interval]) -> float:
 
 
 def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
-               saved: set[int], save_secs: dict[int, float]) -> list[Interval]:
+               saved: list[int], save_secs: dict[int, float]) -> list[Interval]:
+    """Intervals of one attempt. ``saved``: sorted iterations after which a save ran; an
+    interval (a, b] holds the saves at iterations a <= s < b."""
     out: list[Interval] = []
     prev_t: float | None = None
     prev_i = start_iter
@@ -129,11 +132,13 @@ def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
             out.append(Interval(k, prev_i, it, ts - comp, ts, comp, per, True, False))
         else:
             dur = ts - prev_t
-            after_save = prev_i in saved
+            lo, hi = bisect_left(saved, prev_i), bisect_left(saved, it)
+            after_save = hi > lo
             save = 0.0
             if after_save:
-                if prev_i in save_secs:
-                    save = save_secs[prev_i]
+                inside = saved[lo:hi]
+                if all(s in save_secs for s in inside):
+                    save = sum(save_secs[s] for s in inside)
                 else:
                     step = per if np.isfinite(per) else t_star_guess
                     save = dur - n * step if np.isfinite(step) else 0.0
@@ -176,7 +181,7 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
     for _ in range(2):
         ivs = []
         for k, a in enumerate(atts):
-            saved = {s.iteration for s in a.saves}
+            saved = sorted({s.iteration for s in a.saves})
             secs = {s.iteration: s.seconds for s in a.saves if s.seconds is not None}
             ivs.extend(_intervals(k, a, resumes[k], guess, saved, secs))
         if ideal_step_s is not None:

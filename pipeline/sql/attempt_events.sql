@@ -1,0 +1,27 @@
+-- attempt_events: the progress and checkpoint events of each attempt's own output.
+-- An event belongs to the attempt of the same job id whose [start, end] holds its time. Lines
+-- with no stamp of their own carry the previous stamp of their file (ts_flag 'inherited'):
+-- that places error and checkpoint-save lines with the attempt before them, which is right,
+-- but a checkpoint *load* printed at the start of a requeued run (same output file, opened in
+-- append mode) would land in the previous attempt, so an inherited load takes the time of the
+-- next stamped line of its file instead.
+WITH ev AS (
+    SELECT file, line_no, ts, ts_flag, kind, job_id, iteration, value, message,
+           CASE WHEN kind = 'ckpt_load' AND ts_flag = 'inherited'
+                THEN first_value(CASE WHEN ts_flag NOT IN ('inherited', 'missing') THEN ts END
+                                 IGNORE NULLS)
+                     OVER (PARTITION BY file ORDER BY line_no
+                           ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
+                ELSE ts END AS at
+    FROM events
+    WHERE kind IN ('iteration', 'ckpt_save_start', 'ckpt_save_end', 'ckpt_save_time',
+                   'ckpt_load')
+      AND job_id IS NOT NULL
+)
+SELECT a.attempt, a.run, ev.at AS ts, ev.kind, ev.iteration, ev.value, ev.file, ev.line_no
+FROM ev
+JOIN attempts_linked a
+  ON ev.job_id = a.job_id
+ AND ev.at >= a.start
+ AND ev.at <= coalesce(a."end", ev.at)
+ORDER BY a.run, a.start, ev.file, ev.line_no
