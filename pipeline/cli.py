@@ -8,6 +8,7 @@ carry a user-facing message become ``Error: ...`` with exit code 1 in one place
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ from parsers.registry import UnknownSourceError
 from parsers.timeutil import TimeError, get_tz
 from pipeline import render
 from pipeline.analyze import AnalysisError, analyze_db
+from pipeline.cli_simulate import simulate
 from pipeline.explain import explain_files
 from pipeline.ingest import ingest
 from pipeline.report_text import render as render_analysis
@@ -43,6 +45,14 @@ class _Group(click.Group):
             raise click.ClickException(
                 f"cannot access{where}: {e.strerror or e}; check the path and permissions"
             ) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as e:  # a bug: one line, unless TORMORTEM_DEBUG asks for the trace
+            if os.environ.get("TORMORTEM_DEBUG"):
+                raise
+            raise click.ClickException(
+                f"internal error ({type(e).__name__}: {e}); please report it with the command "
+                "you ran (set TORMORTEM_DEBUG=1 for the traceback)") from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -218,5 +228,4 @@ def sources_cmd() -> None:
         click.echo(f"{p.name:<{width}}  {p.description}")
 
 
-def run() -> None:  # pragma: no cover - console entry point alias
-    main()
+main.add_command(simulate)

@@ -1,0 +1,30 @@
+"""tormortem's own JSON documents (truth.json, params.json / rates files, analysis.json).
+
+They sit beside logs (a simulated campaign's directory, an --out directory) but carry no log
+lines: recognised, accounted as one irrelevant record, never read as evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from parsers.base import NOISE, DocumentParser
+
+_SCHEMA = re.compile(r'"schema"\s*:\s*"tormortem\.[a-z]+/\d+"')
+
+
+class OwnDocumentParser(DocumentParser):
+    name = "tormortem"
+    description = "tormortem's own JSON outputs (truth.json, rates/params, analysis.json)"
+
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        return 95 if head.lstrip().startswith("{") and _SCHEMA.search(head[:4096]) else 0
+
+    def parse_document(self, data: bytes) -> None:
+        doc = json.loads(data)
+        self.acct.note(NOISE, 1, str(doc.get("schema", ""))[:100])
+
+
+PARSERS = [OwnDocumentParser]
