@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from pipeline.decompose import Decomposition, decompose
+from pipeline.decompose import Decomposition, decompose, split_no_progress
 from pipeline.progress import RunInputs, collect
 from pipeline.rootcause import DEFAULT_AFTER_S, DEFAULT_BEFORE_S, Cause, find_causes
 from pipeline.runs import link_attempts, load_run_map
@@ -73,6 +73,12 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
         causes = find_causes(con, base, before_s, after_s)
         for ri in runs:
             d = decs[ri.run]
+            for k, p in enumerate(d.attempts[:-1]):
+                c = causes[p.attempt]
+                if p.last_progress is None and c.ts is not None:
+                    split_no_progress(d, k, c.ts.timestamp())
+        for ri in runs:
+            d = decs[ri.run]
             eps = find_episodes(d.intervals, d.ideal_step_s)
             results.append(_run_json(ri, d, causes, eps, fidelity))
         _write_tables(con, results, decs, runs)
@@ -112,6 +118,9 @@ def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
         agg["count"] += 1
         agg["cost_s"] += cost
     comps = {k: d.components[k] for k in COMPONENTS}
+    if abs(d.check()) > 1e-6 * max(d.t_obs, 1.0):
+        raise RuntimeError(f"internal error: run {ri.run}: the components sum to "
+                           f"{sum(comps.values())} s, not T_obs = {d.t_obs} s")
     eps_cost = sum(e.cost for e in eps)
     return {
         "run": ri.run, "start": iso(d.attempts[0].start), "end": iso(d.attempts[-1].end),

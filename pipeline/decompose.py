@@ -41,6 +41,7 @@ import numpy as np
 class Save:
     iteration: int
     seconds: float | None = None  #: save duration from a timer line, if logged
+    completed: bool = True  #: False: only its start was logged (cut off by the failure)
 
 
 @dataclass
@@ -105,14 +106,21 @@ class Decomposition:
         return self.t_obs - sum(self.components.values())
 
 
-def ideal_step(intervals: list[Interval]) -> float:
+def ideal_step(intervals: list[Interval], band: float = 1.2) -> float:
     """Robust healthy step time: the median per-iteration duration over steady intervals (not
-    an attempt's first interval, not one holding a checkpoint save)."""
+    an attempt's first interval, not one holding a checkpoint save), taken twice: the second
+    median only over intervals within ``band`` of the first, so that fail-slow stretches
+    (one-sided, well above t*) do not pull it up."""
     steady = [iv.step_s for iv in intervals if not iv.first and not iv.after_save
               and iv.b > iv.a and np.isfinite(iv.step_s)]
     if not steady:
         steady = [iv.step_s for iv in intervals if iv.b > iv.a and np.isfinite(iv.step_s)]
-    return float(np.median(steady)) if steady else float("nan")
+    if not steady:
+        return float("nan")
+    arr = np.asarray(steady)
+    m0 = float(np.median(arr))
+    core = arr[(arr <= m0 * band) & (arr >= m0 / band)]
+    return float(np.median(core)) if core.size else m0
 
 
 def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
@@ -173,8 +181,11 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
         else:
             r = last_save if last_save is not None else resumes[0]
         resumes.append(r)
+        top = a.progress[-1][1] if a.progress else None
         for s in a.saves:
-            last_save = s.iteration if last_save is None else max(last_save, s.iteration)
+            # a save whose end was not logged still completed if training went on after it
+            if s.completed or (top is not None and top > s.iteration):
+                last_save = s.iteration if last_save is None else max(last_save, s.iteration)
     # two passes: t* from intervals measured with a provisional t*, then final intervals
     guess = ideal_step_s if ideal_step_s is not None else float("nan")
     ivs: list[Interval] = []
@@ -257,3 +268,17 @@ def _guess_start(a: AttemptInput, first_seen: int) -> int:
         step = a.progress[1][1] - a.progress[0][1]
         return max(0, first_seen - step)
     return 0
+
+
+def split_no_progress(d: Decomposition, k: int, fault: float) -> None:
+    """An interrupted attempt that never made progress: its time until the fault (the root
+    cause's timestamp) is startup, the rest until its end is hang. Totals are unchanged."""
+    p = d.attempts[k]
+    if p.last_progress is not None or k + 1 >= len(d.attempts):
+        return
+    fault = min(max(fault, p.start), p.end)
+    moved = p.end - fault
+    p.startup -= moved
+    p.hang += moved
+    d.components["startup"] -= moved
+    d.components["hang"] += moved

@@ -65,9 +65,11 @@ def collect(con: duckdb.DuckDBPyConnection) -> list[RunInputs]:
                 a.progress.append((_epoch(ts), int(iteration), ms))
             elif kind in ("ckpt_save_start", "ckpt_save_end") and iteration is not None:
                 if not a.saves or a.saves[-1].iteration != iteration:
-                    sv = Save(int(iteration))
+                    sv = Save(int(iteration), completed=kind == "ckpt_save_end")
                     a.saves.append(sv)
                     last_save[attempt] = sv
+                elif kind == "ckpt_save_end":
+                    a.saves[-1].completed = True
             elif kind == "ckpt_save_time" and value is not None and attempt in last_save:
                 last_save[attempt].seconds = float(value)
             elif kind == "ckpt_load" and iteration is not None and a.resumed_from is None:

@@ -60,6 +60,15 @@ def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
     for attempt, cat, host, kind, code, msg, file, line_no, ts, n_sym in rows:
         causes[attempt] = Cause(attempt, cat, host, kind, code, msg, f"{file}:{line_no}", ts,
                                 int(n_sym))
+    # The node: a job-scope line names where it was printed (the batch host in Slurm's
+    # "*** JOB ... ON node001 CANCELLED ... DUE TO NODE FAILURE ***"), not the node at fault;
+    # prefer the host of the most specific node-scope evidence of the cause's category.
+    for attempt, host in con.execute(
+        "SELECT e.attempt, arg_max(e.host, e.specificity * 1e12 - epoch(e.ts)) "
+        "FROM evidence e JOIN evidence c ON c.attempt = e.attempt AND c.role = 'cause' "
+        "WHERE e.scope = 'node' AND e.host IS NOT NULL AND e.category = c.category "
+        "AND c.scope = 'job' GROUP BY e.attempt").fetchall():
+        causes[attempt].node = host
     counts = con.execute("SELECT attempt, count(*) - 1 FROM evidence GROUP BY attempt").fetchall()
     for attempt, n in counts:
         causes[attempt].symptoms = int(n)

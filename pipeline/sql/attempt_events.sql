@@ -4,10 +4,10 @@
 -- that places error and checkpoint-save lines with the attempt before them, which is right,
 -- but a checkpoint *load* printed at the start of a requeued run (same output file, opened in
 -- append mode) would land in the previous attempt, so an inherited load takes the time of the
--- next stamped line of its file instead.
+-- next stamped line of its file instead (so does one printed before any stamp: 'missing').
 WITH ev AS (
     SELECT file, line_no, ts, ts_flag, kind, job_id, iteration, value, message,
-           CASE WHEN kind = 'ckpt_load' AND ts_flag = 'inherited'
+           CASE WHEN kind = 'ckpt_load' AND ts_flag IN ('inherited', 'missing')
                 THEN first_value(CASE WHEN ts_flag NOT IN ('inherited', 'missing') THEN ts END
                                  IGNORE NULLS)
                      OVER (PARTITION BY file ORDER BY line_no
