@@ -1,7 +1,355 @@
-"""Placeholder: parser module being written."""
+"""A training job's output (``slurm-1234.out``, ``kubectl logs`` of a worker, torchrun logs).
+
+``JobLogParser`` strips launcher/logger prefixes (joblog_prefix.py), then offers each message
+to the recognisers in order: Megatron-LM, DeepSpeed, HF Trainer, srun/slurmstepd, PyTorch
+distributed (tracebacks, watchdog), NCCL. The first that answers decides the line (EVENT or
+NOISE); a line nobody recognises is UNPARSED. Blank lines are NOISE, and so is an unrecognised
+INFO/DEBUG message inside a DeepSpeed or HF logger envelope (the framework's own chatter);
+WARNING/ERROR ones stay UNPARSED so they are seen.
+
+Row defaults (fields a matcher passes win; a matcher passing None leaves the default):
+
+* ts: the line's own stamp (a prefix, or Megatron's ``[...] datetime: ...``); else a stamp a
+  matcher found inside the message (``ts_fallback``, e.g. NCCL's ``[%F %T]``); else the last
+  timestamp seen earlier in the file (``inherited``); ``missing`` before any.
+* host: the host a matcher read from the line (``host_from`` = line), else the path's host.
+* job_id: from the file name (``slurm-1234.out``). rank: from ``srun --label`` or torchrun
+  prefixes (``[defaultN]`` is torchrun's local rank -- the only rank such a line names).
+
+Speed: ``parse_chunk`` reads Megatron iteration lines vectorised (joblog_fast.py) and only the
+remaining lines go through Python, in order. The "last timestamp" state sees every line: a
+remaining line inherits the latest stamp among all earlier lines, vectorised rows included,
+and a vectorised row without a stamp inherits from all earlier lines, per-line ones included.
+
+``\\r`` (tqdm redraws): such a line is split and every update judged; the line is EVENT if any
+part is, UNPARSED if any non-progress-bar part is unrecognised, NOISE otherwise.
+"""
 
 from __future__ import annotations
 
-from parsers.base import Parser
+from datetime import UTC, timezone
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
 
-PARSERS: list[type[Parser]] = []
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser, Matcher
+from parsers.deepspeed import DeepSpeedMatcher
+from parsers.hf_trainer import TQDM, HfTrainerMatcher
+from parsers.joblog_fast import megatron_iterations, view_series
+from parsers.joblog_prefix import Prefix, split_prefix
+from parsers.megatron import MegatronMatcher
+from parsers.nccl import NcclMatcher
+from parsers.slurm_step import SlurmStepMatcher
+from parsers.torch_dist import TorchDistMatcher
+
+_MARKERS = (
+    ("elapsed time per iteration (ms)", "> building ", "successfully saved checkpoint",
+     "------------------------ arguments ------------------------"),
+    ("[logging.py:", "[engine.py:", "RunningAvgSamplesPerSec=", "[Rank 0] step="),
+    ("***** Running training *****", "{'loss': ", "[INFO|trainer.py:"),
+    ("srun: error: ", "slurmstepd: error: ", "srun: Job step aborted"),
+    ("NCCL INFO", "NCCL WARN", "NCCL version "),
+    ("[default0]:", "[rank0]:", "torch.distributed.elastic", "Traceback (most recent call last)"),
+)
+_OWN = ("exact", "assumed_tz")
+
+
+class JobLogParser(LineParser):
+    """Training job output: progress, checkpoints and failures (see module docstring)."""
+
+    name: ClassVar[str] = "joblog"
+    description: ClassVar[str] = (
+        "training job output (slurm-N.out, kubectl logs): Megatron/DeepSpeed/HF progress and "
+        "checkpoints, srun/slurmstepd verdicts, torch distributed and NCCL errors")
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.matchers: list[Matcher] = [
+            MegatronMatcher(), DeepSpeedMatcher(), HfTrainerMatcher(), SlurmStepMatcher(ctx.tz),
+            TorchDistMatcher(ctx), NcclMatcher(ctx),
+        ]
+        self._pre = Prefix()
+        hf = self.host_fields(None)
+        self._path_host, self._path_host_from = hf["host"], hf["host_from"]
+        self._last_ts: int | None = None  #: latest timestamp seen (file order)
+        self._last_line = 0  #: line of that timestamp
+        self._own: list[tuple[int, int]] = []  #: (line, ts) of stamped per-line lines (chunk)
+        self._ts: int | None = None  #: current line's timestamp (own or inherited)
+        self._flag = "missing"
+        self._rank: int | None = None
+        self._line = 0
+        self._msg = ""
+        self._emitted = 0
+        self._emitted_ts: int | None = None
+
+    # -- sniffing ---------------------------------------------------------------------------
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        """Job output: markers of the training frameworks / launchers in the first bytes."""
+        families = sum(1 for fam in _MARKERS if any(m in head for m in fam))
+        ctx_job = FileContext.for_path(path, UTC).job_hint
+        if families:
+            return min(95, 55 + 10 * families + (5 if ctx_job else 0))
+        return 35 if ctx_job and path.endswith((".out", ".err")) else 0
+
+    # -- emitting ---------------------------------------------------------------------------
+    def emit(self, **fields: Any) -> None:
+        """One event row with the current line's defaults (see module docstring)."""
+        f = {k: v for k, v in fields.items() if v is not None}
+        fb = f.pop("ts_fallback", None)
+        fbf = f.pop("ts_fallback_flag", None)
+        if "ts" in f:
+            f.setdefault("ts_flag", "assumed_tz")
+            if f["ts_flag"] in _OWN:
+                self._emitted_ts = f["ts"]
+        elif self._flag not in _OWN and fb is not None:
+            f["ts"], f["ts_flag"] = fb, fbf or "assumed_tz"
+        else:
+            f["ts"], f["ts_flag"] = self._ts, self._flag
+        if "host" in f:
+            f.setdefault("host_from", "line")
+        else:
+            f["host"], f["host_from"] = self._path_host, self._path_host_from
+        if self._rank is not None:
+            f.setdefault("rank", self._rank)
+        if self.ctx.job_hint is not None:
+            f.setdefault("job_id", self.ctx.job_hint)
+        f.setdefault("message", self._msg)
+        f.setdefault("line_no", self._line)
+        self.events.add(**f)
+        self._emitted += 1
+
+    # -- per line ---------------------------------------------------------------------------
+    def parse_line(self, text: str, line_no: int) -> int:
+        """Status of one line (prefixes stripped, matchers in order; ``\\r`` split)."""
+        if "\r" not in text:
+            return self._one(text, line_no)
+        best = NOISE
+        for part in text.split("\r"):
+            if not part.strip():
+                continue
+            st = self._one(_strip_ansi(part), line_no)
+            if st == EVENT:
+                best = EVENT
+            elif st == UNPARSED and best != EVENT and not TQDM.match(part):
+                best = UNPARSED
+        return best
+
+    def _one(self, text: str, line_no: int) -> int:
+        p = split_prefix(text, self.ctx.tz, self._pre)
+        self._line, self._msg, self._rank = line_no, p.msg, p.rank
+        if p.ts is not None and p.flag is not None:
+            self._ts, self._flag = p.ts, p.flag
+            self._last_ts, self._last_line = p.ts, line_no
+            self._own.append((line_no, p.ts))
+        elif self._last_ts is not None:
+            self._ts, self._flag = self._last_ts, "inherited"
+        else:
+            self._ts, self._flag = None, "missing"
+        msg = p.msg
+        if not msg or msg.isspace():
+            return NOISE
+        self._emitted = 0
+        self._emitted_ts = None
+        status: int | None = None
+        for m in self.matchers:
+            status = m.match(msg, line_no, self.emit)
+            if status is not None:
+                break
+        if self._emitted_ts is not None and p.ts is None:
+            self._last_ts, self._last_line = self._emitted_ts, line_no
+            self._own.append((line_no, self._emitted_ts))
+        if status is None:
+            if self._emitted:
+                return EVENT
+            return NOISE if p.level in ("INFO", "DEBUG") else UNPARSED
+        return EVENT if self._emitted else status
+
+    def finish(self) -> None:
+        """End of file: let multi-line matchers flush their open blocks."""
+        for m in self.matchers:
+            m.finish(self.emit)
+
+    # -- per chunk --------------------------------------------------------------------------
+    def parse_chunk(self, lines: pl.Series, first_line_no: int) -> None:
+        """Megatron iteration lines vectorised, every other line per line, in order."""
+        self._own = []
+        fast = megatron_iterations(lines) if len(lines) > 64 else None
+        if fast is None or len(fast.rows) == 0:
+            super().parse_chunk(lines, first_line_no)
+            return
+        fast_ts, fast_flag, fast_rank, keep = self._fast_prefix(lines, fast)
+        rows = fast.rows[keep]
+        fast_ts, fast_flag, fast_rank = fast_ts[keep], fast_flag[keep], fast_rank[keep]
+        n = len(lines)
+        taken = np.zeros(n, bool)
+        taken[rows] = True
+        rest = np.flatnonzero(~taken)
+        # latest stamped vectorised row before each remaining row (file order)
+        stamped = rows[fast_ts != _NO_TS]
+        stamped_ts = fast_ts[fast_ts != _NO_TS]
+        k = np.searchsorted(stamped, rest) - 1
+        prev_line = np.where(k >= 0, stamped[np.maximum(k, 0)] + first_line_no, -1)
+        prev_ts = np.where(k >= 0, stamped_ts[np.maximum(k, 0)], 0)
+        start_state = (self._last_line, self._last_ts)
+        note = self.acct.note
+        texts = lines.gather(rest).to_list() if rest.size else []
+        for j, text in enumerate(texts):
+            pl_ = int(prev_line[j])
+            if pl_ > self._last_line:
+                self._last_line, self._last_ts = pl_, int(prev_ts[j])
+            i = int(rest[j]) + first_line_no
+            note(self.parse_line(text, i), i, text)
+        self._add_fast_frame(fast, keep, rows, fast_ts, fast_flag, fast_rank, first_line_no,
+                             start_state)
+
+    def _fast_prefix(self, lines: pl.Series, fast: Any
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Own ts (us, or _NO_TS), flag code, rank (-1 none) and keep-mask of fast rows."""
+        m = len(fast.rows)
+        ts = np.full(m, _NO_TS, np.int64)
+        flag = np.zeros(m, np.int8)  # 0 none, 1 assumed_tz, 2 exact
+        rank = np.full(m, -1, np.int64)
+        keep = np.ones(m, bool)
+        has_stamp = fast.stamp_s >= 0
+        if has_stamp.any():
+            ts[has_stamp] = self._naive_to_us(fast.stamp_s[has_stamp])
+            flag[has_stamp] = 1
+        pe = fast.prefix_end
+        trivial = (pe == 0) | ((pe == 1) & (fast.data[fast.starts] == 32))
+        if trivial.all():
+            return ts, flag, rank, keep
+        idx = np.flatnonzero(~trivial)
+        pre = view_series(fast.data, fast.starts[idx], pe[idx], "p")
+        uniq = pre.unique()
+        if len(uniq) > 4096:
+            keep[idx] = False
+            return ts, flag, rank, keep
+        table: dict[str, tuple[int, int, int, bool]] = {}
+        rec = Prefix()
+        for u in uniq.to_list():
+            r = split_prefix(u, self.ctx.tz, rec)
+            table[u] = (r.ts if r.ts is not None else _NO_TS,
+                        2 if r.flag == "exact" else (1 if r.flag else 0),
+                        r.rank if r.rank is not None else -1, not r.msg.strip())
+        for j, u in zip(idx.tolist(), pre.to_list(), strict=True):
+            t, fl, rk, ok = table[u]
+            if not ok:
+                keep[j] = False
+                continue
+            if t != _NO_TS:
+                ts[j], flag[j] = t, fl
+            rank[j] = rk
+        return ts, flag, rank, keep
+
+    def _naive_to_us(self, secs: np.ndarray) -> np.ndarray:
+        """Naive local epoch seconds (in --tz) -> UTC epoch microseconds."""
+        tz = self.ctx.tz
+        if tz is UTC:
+            return secs * 1_000_000
+        if isinstance(tz, timezone):
+            off = tz.utcoffset(None)
+            return (secs - int(off.total_seconds())) * 1_000_000
+        if isinstance(tz, ZoneInfo):
+            s = pl.from_epoch(pl.Series(secs), time_unit="s").dt.replace_time_zone(
+                tz.key, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
+            out = s.dt.epoch("us").fill_null(_NO_TS).to_numpy()
+            return np.asarray(out, np.int64)
+        from datetime import datetime
+
+        from parsers.timeutil import to_us
+
+        uniq, inv = np.unique(secs, return_inverse=True)
+        conv = np.array([to_us(datetime.fromtimestamp(int(u), UTC).replace(tzinfo=tz))
+                         for u in uniq], np.int64)
+        return np.asarray(conv[inv], np.int64)
+
+    def _add_fast_frame(self, fast: Any, keep: np.ndarray, rows: np.ndarray, ts: np.ndarray,
+                        flag: np.ndarray, rank: np.ndarray, first: int,
+                        start_state: tuple[int, int | None]) -> None:
+        """Rows of the vectorised iteration lines; inherited stamps resolved over all lines."""
+        line_no = rows + first
+        own = ts != _NO_TS
+        flag = flag.copy()
+        if not own.all():
+            # timeline of every stamp up to this chunk's end: previous chunks, per-line, fast
+            t_lines = [np.array([start_state[0]], np.int64)] if start_state[1] is not None \
+                else []
+            t_ts = [np.array([start_state[1]], np.int64)] if start_state[1] is not None else []
+            if self._own:
+                arr = np.array(self._own, np.int64)
+                t_lines.append(arr[:, 0])
+                t_ts.append(arr[:, 1])
+            t_lines.append(line_no[own])
+            t_ts.append(ts[own])
+            tl = np.concatenate(t_lines) if t_lines else np.zeros(0, np.int64)
+            tt = np.concatenate(t_ts) if t_ts else np.zeros(0, np.int64)
+            order = np.argsort(tl, kind="stable")
+            tl, tt = tl[order], tt[order]
+            miss = np.flatnonzero(~own)
+            k = np.searchsorted(tl, line_no[miss]) - 1
+            found = k >= 0
+            ts[miss] = np.where(found, tt[np.maximum(k, 0)], _NO_TS)
+            flag[miss] = np.where(found, 3, 4)
+        # the state after this chunk: the latest stamp among per-line and fast rows
+        if own.any():
+            last = int(np.flatnonzero(own)[-1])
+            if line_no[last] > self._last_line:
+                self._last_line, self._last_ts = int(line_no[last]), int(ts[last])
+        msg_start = fast.msg_start[keep]
+        starts = fast.starts[keep] + msg_start
+        lens = fast.lens[keep] - msg_start
+        n = len(rows)
+        ts_arr = pl.Series("ts", ts).cast(pl.Datetime("us", "UTC"))
+        if (ts == _NO_TS).any():
+            ts_arr = ts_arr.scatter(np.flatnonzero(ts == _NO_TS), None)
+        rank_arr = pl.Series("rank", rank.astype(np.int32))
+        if (rank < 0).any():
+            rank_arr = rank_arr.scatter(np.flatnonzero(rank < 0), None) if (rank >= 0).any() \
+                else pl.repeat(None, n, dtype=pl.Int32, eager=True)
+        flag_arr: pa.Array | pl.Series
+        if n and (flag == flag[0]).all():
+            flag_arr = _const(_FLAG_NAMES[int(flag[0])].as_py(), n)
+        else:
+            flag_arr = _FLAG_NAMES.take(pa.array(flag.astype(np.int8)))
+        cols: dict[str, Any] = {
+            "ts": ts_arr, "ts_flag": flag_arr, "uptime_s": pa.nulls(n, pa.float64()),
+            "host": _const(self._path_host, n), "host_from": _const(self._path_host_from, n),
+            "source": _const(self.name, n), "format": _const("megatron", n),
+            "kind": _const("iteration", n), "job_id": _const(self.ctx.job_hint, n),
+            "rank": rank_arr, "code": pa.nulls(n, pa.string()),
+            "iteration": pa.array(fast.iteration[keep], pa.int64()),
+            "value": pa.array(fast.value[keep], pa.float64()),
+            "device": pa.nulls(n, pa.string()),
+            "message": view_series(fast.data, starts, lens, "message"),
+            "file": _const(self.ctx.path, n),
+            "line_no": pa.array(line_no, pa.int64()),
+        }
+        frame = pl.DataFrame({k: v if isinstance(v, pl.Series) else pl.from_arrow(v)
+                              for k, v in cols.items()})
+        self.events.add_frame(frame)
+        self.acct.read += n
+        self.acct.events += n
+
+
+_NO_TS = np.iinfo(np.int64).min
+_FLAG_NAMES = pa.array([None, "assumed_tz", "exact", "inherited", "missing"], pa.string())
+
+
+def _const(value: str | None, n: int) -> pa.Array | pl.Series:
+    """A constant string column of ``n`` rows (dictionary-free, cheap to build)."""
+    if value is None:
+        return pa.nulls(n, pa.string())
+    return pl.repeat(value, n, dtype=pl.String, eager=True)
+
+
+def _strip_ansi(part: str) -> str:
+    """Drop the cursor-movement escapes tqdm puts before a redraw (ESC[A, ESC[K)."""
+    while part.startswith(("\x1b[A", "\x1b[K")):
+        part = part[3:]
+    return part
+
+PARSERS = [JobLogParser]

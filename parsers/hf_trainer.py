@@ -1,0 +1,93 @@
+"""Hugging Face Trainer lines inside a job's output: ``HfTrainerMatcher``.
+
+transformers' ``Trainer`` (src/transformers/trainer.py, trainer_callback.py) prints:
+
+* the ``logs`` dict of ``Trainer.log`` through ``ProgressCallback.on_log`` as ``str(dict)``:
+  ``{'loss': 2.3456, 'grad_norm': 1.23, 'learning_rate': 4.5e-05, 'epoch': 0.12}`` ->
+  ``hf_log`` (value = loss; the dict has no step, so iteration is null); the final
+  ``{'train_runtime': 1234.5, 'train_samples_per_second': ..., 'train_loss': ..., 'epoch': 3.0}``
+  -> ``train_end`` (code ``train_runtime``, value = train_runtime seconds); eval dicts
+  (``{'eval_loss': ...}``) -> NOISE.
+* ``Saving model checkpoint to out/checkpoint-500`` (logger.info) -> ``ckpt_save_start``
+  (iteration from ``checkpoint-N``; newer versions may save to ``tmp-checkpoint-xxxx`` first:
+  iteration null).
+* ``  Continuing training from global step 500`` -> ``ckpt_load`` (iteration 500).
+* ``Training completed. Do not forget to share your model ...`` -> ``train_end`` (code
+  ``completed``).
+* ``***** Running training *****`` and its ``  Num examples = ...`` lines, ``***** Running
+  Evaluation *****``, files written inside a checkpoint -> NOISE.
+* tqdm bars (``  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]``) -> NOISE. Decision: the
+  Trainer's training and evaluation bars are both description-less and carry no timestamp,
+  so a bar update can be neither attributed to training nor timed; tqdm redraws with ``\\r``
+  and the job-log parser splits such lines and judges each update.
+"""
+
+from __future__ import annotations
+
+import re
+
+from parsers.base import EVENT, NOISE, Emit
+
+_NUM = r"(?:np\.float\d+\()?'?(-?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf|-inf)"
+_LOSS = re.compile(r"^\{'loss': " + _NUM)
+_RUNTIME = re.compile(r"^\{'train_runtime': " + _NUM)
+_CKPT_STEP = re.compile(r"checkpoint-(\d+)")
+_CONTINUE = re.compile(r"^\s*Continuing training from global step (\d+)")
+TQDM = re.compile(r"^(?:[^|]*?: ?)?\s*\d{1,3}%\|[^|]*\|\s*[\d.]+[kMGT]?/[\d.]+[kMGT]? \[")
+_NOISE_STARTS = (
+    "***** Running ", "  Num examples = ", "  Num Epochs = ", "  Instantaneous batch size",
+    "  Total train batch size", "  Gradient Accumulation steps = ", "  Total optimization steps",
+    "  Number of trainable parameters = ", "  Batch size = ", "  Continuing training from",
+    "  Will skip the first ", "Configuration saved in ", "Model weights saved in ",
+    "tokenizer config file saved in ", "Special tokens file saved in ",
+    "Deleting older checkpoint [", "chat template saved in ", "Generation config file saved in ",
+    "{'eval_", "Saving model checkpoint to ", "Training completed.",
+)
+
+
+def _float(s: str) -> float | None:
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+class HfTrainerMatcher:
+    """Recognises Hugging Face Trainer lines (see module docstring)."""
+
+    format = "hf_trainer"
+
+    def match(self, text: str, line_no: int, emit: Emit) -> int | None:
+        """EVENT/NOISE for a Trainer line, None for anything else."""
+        c = text[:1]
+        if c == "{":
+            m = _LOSS.match(text)
+            if m is not None:
+                emit(kind="hf_log", value=_float(m.group(1)), format=self.format)
+                return EVENT
+            m = _RUNTIME.match(text)
+            if m is not None:
+                emit(kind="train_end", code="train_runtime", value=_float(m.group(1)),
+                     format=self.format)
+                return EVENT
+        if text.startswith("Saving model checkpoint to "):
+            g = _CKPT_STEP.search(text)
+            emit(kind="ckpt_save_start", iteration=int(g.group(1)) if g else None,
+                 format=self.format)
+            return EVENT
+        if text.startswith("Training completed."):
+            emit(kind="train_end", code="completed", format=self.format)
+            return EVENT
+        if "Continuing training from global step" in text:
+            m = _CONTINUE.match(text)
+            if m is not None:
+                emit(kind="ckpt_load", iteration=int(m.group(1)), format=self.format)
+                return EVENT
+        if text.startswith(_NOISE_STARTS):
+            return NOISE
+        if "%|" in text and TQDM.match(text):
+            return NOISE
+        return None
+
+    def finish(self, emit: Emit) -> None:
+        """No multi-line state."""

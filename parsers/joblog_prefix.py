@@ -1,0 +1,162 @@
+"""Prefixes that launchers and loggers put in front of a training job's output lines.
+
+``split_prefix`` peels them off, outermost first, and returns the line's own timestamp (if
+any), the rank (if a prefix names one) and the remaining message. Layers recognised (each
+verified against the program that writes it):
+
+* RFC 3339 / ISO stamps at the start of the line: ``kubectl logs --timestamps``
+  (``2024-05-01T12:00:00.123456789Z msg``, RFC3339Nano), ``ts -s``-style ISO stamps, and
+  Python logging's default ``asctime`` (``2024-05-01 12:00:00,123``), optionally followed by
+  the common `` - LEVEL - `` separator of ``"%(asctime)s - %(levelname)s - ..."`` formats.
+* ``srun --label``: ``%*d: `` (the task id right-aligned, then ``": "``).
+* torchrun ``--tee`` / ``--log-line-prefix-template`` prefixes ``[default3]:`` (role + *local*
+  rank, torch.distributed.elastic) and ``[rank3]:`` (global rank).
+* DeepSpeed's logger (deepspeed/utils/logging.py):
+  ``[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s] %(message)s``.
+* HF Trainer examples' format: ``[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >> msg``.
+* A bracketed stamp ``[2024-05-01 12:00:00]`` / ``[2024-05-01 12:00:00.123456]`` (Megatron-LM
+  training_log and checkpointing.py, NCCL_DEBUG_TIMESTAMP_FORMAT's default ``[%F %T]``).
+* Python's ``logging.basicConfig`` default ``LEVEL:logger.name:`` (BASIC_FORMAT).
+
+Decisions: the first (outermost) stamp is the line's timestamp -- a collector's stamp
+(kubectl, ts) is written when the line is produced and usually carries a zone, inner stamps
+are later layers of the same moment. ``[defaultN]`` is torchrun's *local* rank; it is reported
+as ``rank`` as given (the only rank the line names), see joblog.py.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import tzinfo
+
+from parsers.timeutil import TimeError, iso_match_to_us, local_to_us
+
+_ISO = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d(?::?\d\d)?)?"
+    r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?| +|$)"
+)
+_SRUN_LABEL = re.compile(r" *(\d{1,7}): ")
+_TORCHRUN = re.compile(r"\[(?:default|rank)(\d{1,7})\]: ?")
+_DEEPSPEED = re.compile(
+    r"\[((\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d),(\d{3}))\] \[([A-Z]+)\] \[[^\]\s]+\] ")
+_HF = re.compile(
+    r"\[([A-Z]+)\|[^\]\s]+\] (\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d),(\d{3}) >> ")
+_BRACKET = re.compile(r" *\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\] ?")
+_PYLOG = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:")
+#: Megatron's print_datetime: ``[after dataloaders are built] datetime: 2024-05-01 12:00:00``
+MEGATRON_DATETIME = re.compile(
+    r"^\[[^\]]+\] datetime[:=] ?(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?")
+
+
+class Prefix:
+    """Result of ``split_prefix`` (a tiny mutable record, reused to avoid allocations)."""
+
+    __slots__ = ("flag", "level", "msg", "rank", "ts")
+
+    def __init__(self) -> None:
+        self.level: str | None = None  #: level of a DeepSpeed / HF logger envelope
+        self.ts: int | None = None
+        self.flag: str | None = None
+        self.rank: int | None = None
+        self.msg: str = ""
+
+
+def _stamp(m: re.Match[str], tz: tzinfo, first: int) -> tuple[int, str] | None:
+    """Epoch us and flag from groups first..first+6 (y, mo, d, h, mi, s, frac) of ``m``."""
+    try:
+        y, mo, d, h, mi, s = (int(m.group(first + i)) for i in range(6))
+        frac = m.group(first + 6)
+        us = int((frac + "000000")[:6]) if frac else 0
+        return local_to_us(y, mo, d, h, mi, s, us, tz), "assumed_tz"
+    except (ValueError, OverflowError):
+        return None
+
+
+def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
+    """Peel known prefixes off ``text`` into ``out`` (see module docstring)."""
+    out.ts = out.flag = out.rank = out.level = None
+    pos = 0
+    n = len(text)
+    for _ in range(8):
+        if pos >= n:
+            break
+        c = text[pos]
+        m: re.Match[str] | None = None
+        if c.isdigit():
+            m = _ISO.match(text, pos)
+            if m is not None:
+                if out.ts is None:
+                    try:
+                        out.ts, out.flag = iso_match_to_us(m, tz)
+                    except (TimeError, ValueError, OverflowError):
+                        m = None
+                if m is not None:
+                    pos = m.end()
+                    continue
+            m = _SRUN_LABEL.match(text, pos)
+            if m is not None:
+                if out.rank is None:
+                    out.rank = int(m.group(1))
+                pos = m.end()
+                continue
+            break
+        if c == " ":
+            m = _SRUN_LABEL.match(text, pos)
+            if m is not None:
+                if out.rank is None:
+                    out.rank = int(m.group(1))
+                pos = m.end()
+                continue
+            m = _BRACKET.match(text, pos)
+            if m is not None:
+                st = _stamp(m, tz, 1)
+                if st is not None and out.ts is None:
+                    out.ts, out.flag = st
+                pos = m.end()
+                continue
+            break
+        if c == "[":
+            m = _TORCHRUN.match(text, pos)
+            if m is not None:
+                if out.rank is None:
+                    out.rank = int(m.group(1))
+                pos = m.end()
+                continue
+            m = _DEEPSPEED.match(text, pos)
+            if m is not None:
+                out.level = m.group(9)
+                st = _stamp(m, tz, 2)
+                if st is not None and out.ts is None:
+                    out.ts, out.flag = st
+                pos = m.end()
+                continue
+            m = _HF.match(text, pos)
+            if m is not None:
+                out.level = m.group(1)
+                st = _stamp(m, tz, 2)
+                if st is not None and out.ts is None:
+                    out.ts, out.flag = st
+                pos = m.end()
+                continue
+            m = _BRACKET.match(text, pos)
+            if m is not None:
+                st = _stamp(m, tz, 1)
+                if st is not None and out.ts is None:
+                    out.ts, out.flag = st
+                pos = m.end()
+                continue
+            break
+        if c.isupper():
+            m = _PYLOG.match(text, pos)
+            if m is not None:
+                pos = m.end()
+                continue
+        break
+    out.msg = text[pos:] if pos else text
+    if out.ts is None and out.msg.startswith("[") and "] datetime" in out.msg:
+        m2 = MEGATRON_DATETIME.match(out.msg)
+        if m2 is not None:
+            st = _stamp(m2, tz, 1)
+            if st is not None:
+                out.ts, out.flag = st
+    return out

@@ -1,0 +1,225 @@
+"""Megatron-LM progress, checkpoint and NaN lines inside a job's output: ``MegatronMatcher``.
+
+Formats (NVIDIA/Megatron-LM; old = megatron/training.py + megatron/checkpointing.py, new =
+megatron/training/training.py + megatron/training/checkpointing.py, also Megatron-DeepSpeed):
+
+* ``training_log``: ``[' [%Y-%m-%d %H:%M:%S]'] iteration {:8d}/{:8d} | consumed samples: ...
+  | elapsed time per iteration (ms): {:.1f} | ...`` (the stamp only in newer versions) ->
+  ``iteration`` (iteration, value = ms per iteration). The job-log parser takes the bulk of
+  these lines vectorised (joblog_fast.py); this matcher handles the rest.
+* ``save_checkpoint``: ``saving checkpoint at iteration {:7d} to {dir}[ in {fmt} format]``
+  -> ``ckpt_save_start``; ``successfully saved checkpoint at|from iteration {:7d} to {dir}
+  [ t 1/8, p 1/1 ]`` (and ``... saved local checkpoint from iteration``) -> ``ckpt_save_end``;
+  ``scheduled an async checkpoint save at iteration {:7d}`` -> ``ckpt_save_scheduled`` (async
+  saves: the blocking part ends here, the write finishes at ``successfully saved``).
+* ``load_checkpoint``: `` loading checkpoint from {dir} at iteration {n}`` /
+  `` loading release checkpoint from {dir}`` / ``successfully loaded checkpoint from {dir}
+  [ t .., p .. ] at iteration {n}`` -> ``ckpt_load`` (code ``loading`` / ``loaded``).
+* timers (megatron/core/timers.py): ``(min, max) time across ranks (ms):`` or ``max time
+  across ranks (ms):`` then ``    name ....: (min, max)`` / ``: max``. ``save-checkpoint`` ->
+  ``ckpt_save_time``, ``load-checkpoint`` -> ``ckpt_load_time``; value = the *max* across ranks
+  in **seconds** (the printed ms / 1000: a save blocks until the slowest rank is done).
+* ``print_datetime``: ``[before the start of training step] datetime: ...`` -> ``train_start``;
+  ``[after training is done] datetime: ...`` -> ``train_end`` (code ``done``);
+  ``[exiting program after receiving SIGTERM.]`` / ``[exiting program at iteration N]`` /
+  ``[exiting program after M minutes]`` -> ``train_end`` (code ``exit_signal`` /
+  ``exit_iteration`` / ``exit_duration``); other stamps are NOISE (the job-log parser takes
+  their time as the line's timestamp).
+* NaN/Inf checks: ``Rank 3: found NaN in local forward loss calculation. Device: 3, node: x``
+  (and ``... grad norm in backward pass ...``), rerun state machine: ``Unexpected result nan on
+  rank 3 at iteration #12 invocation #1 (message='found NaN in local forward loss
+  calculation')`` and ``Rank 3, node x, device 3, iteration 12: Unexpected result nan
+  (message='...')`` -> ``nan_loss`` (code NaN or Inf). When such text is an exception's last
+  line (``AssertionError: ...``) the row is emitted and None returned, so the torch
+  traceback matcher still sees the line -- except the grad-norm assert, which torch_dist
+  itself turns into ``nan_loss`` (code ``nan_grad_norm``; one row, not two).
+* Setup / argument dump / eval lines are NOISE (see ``_NOISE_*``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from parsers.base import EVENT, NOISE, Emit
+
+ITERATION = re.compile(r"^\s*iteration\s+(\d+)/\s*(\d+) \|")
+ELAPSED = re.compile(r"elapsed time per iteration \(ms\): ([0-9]+(?:\.[0-9]+)?|nan|inf) \|")
+_SAVE_START = re.compile(r"^\s*saving checkpoint at iteration\s+(\d+) to (\S+)")
+_SAVE_END = re.compile(
+    r"^\s*successfully saved (?:local )?checkpoint (?:at|from) iteration\s+(\d+)")
+_SAVE_SCHED = re.compile(r"^\s*scheduled an async checkpoint save at iteration\s+(\d+)")
+_LOADING = re.compile(r"^\s*loading (?:release )?checkpoint from \S+(?: at iteration (\d+))?")
+_LOADED = re.compile(r"^\s*successfully loaded checkpoint from .*? at iteration (\d+)")
+_TIMER = re.compile(r"^\s+([\w/.\-]+(?: [\w/.\-]+)*) \.*: \(?([0-9.]+)(?:, ([0-9.]+)\))?\s*$")
+_DATETIME = re.compile(r"^\[([^\]]+)\] datetime[:=] ?\d{4}-")
+_ARG = re.compile(r"^\s+\w+ \.{3,} ")
+_NAN = re.compile(r"found (NaN|Inf) in local")
+_UNEXPECTED = re.compile(r"Unexpected result (\S+?) (?:on rank (\d+) )?(?:at iteration #(\d+))?")
+_RANK = re.compile(r"\bRank (\d+)\b")
+_NODE = re.compile(r"\bnode:? ([^\s,]+?)(?:[,.]?\s|[,.]?$)")
+_DEVICE = re.compile(r"\b[Dd]evice:? (\d+)")
+_ITER_HASH = re.compile(r"\biteration #?(\d+)")
+_EXC_PREFIX = re.compile(r"^\w+(?:Error|Exception): ")
+_TARGET_SIZE = re.compile(r"^\s+(?:train|validation|test):\s+\d+$")
+
+_NOISE_PREFIXES = (
+    "(min, max) time across ranks (ms):", "max time across ranks (ms):",
+    "time to initialize megatron (seconds):", "done with setup ...", "training ...",
+    "using world size:", "using torch.", "setting number of micro-batches",
+    "compiling and loading fused kernels", "done with compiling and loading fused kernels",
+    "initializing torch distributed", "setting tensorboard", "checkpoint version",
+    "could not find arguments in the checkpoint", "WARNING: could not find the metadata file",
+    "will not load any checkpoints and will start from random",
+    "validation loss at iteration", "validation loss at the end of training",
+    "Evaluating on ", "Evaluating iter ", "setting training iterations to",
+    "Overwriting rerun_state_machine.current_iteration", "Number of parameters in ",
+    "skipping training (--skip-train is on)", "Storing distributed optimizer sharded state",
+    "------------------------ arguments ------------------------",
+    "-------------------- end of arguments ---------------------",
+)
+_NOISE_CONTAINS = ("] (after ", ") memory (MB) | allocated:")
+
+
+class MegatronMatcher:
+    """Recognises Megatron-LM lines (see module docstring)."""
+
+    format = "megatron"
+
+    def match(self, text: str, line_no: int, emit: Emit) -> int | None:
+        """EVENT/NOISE for a Megatron line, None for anything else."""
+        s = text.lstrip()
+        if not s:
+            return None
+        c = s[0]
+        if c == "i" and s.startswith("iteration"):
+            return self._iteration(s, emit)
+        if "checkpoint" in s:
+            r = self._checkpoint(s, emit)
+            if r is not None:
+                return r
+        if c == "[":
+            m = _DATETIME.match(s)
+            if m is not None:
+                return self._datetime(m.group(1), emit)
+        if c == ">" or s.startswith(("(min, max)", "max time")):
+            return NOISE
+        if text[:1] == " " and (" ...." in s or "..: " in s):
+            m = _TIMER.match(text)
+            if m is not None:
+                return self._timer(m, emit)
+            if _ARG.match(text):
+                return NOISE
+        if "found " in s and ("NaN" in s or "Inf" in s) and _NAN.search(s):
+            return self._nan(s, emit, None)
+        if "Unexpected result" in s:
+            m2 = _UNEXPECTED.search(s)
+            if m2 is not None:
+                return self._nan(s, emit, m2)
+        if s.startswith(_NOISE_PREFIXES) or any(x in s for x in _NOISE_CONTAINS):
+            return NOISE
+        if c == "-" and s.rstrip("-") == "":
+            return NOISE
+        if _TARGET_SIZE.match(text):
+            return NOISE
+        return None
+
+    def finish(self, emit: Emit) -> None:
+        """No multi-line state (timer lines are recognised on their own)."""
+
+    def _iteration(self, s: str, emit: Emit) -> int | None:
+        m = ITERATION.match(s)
+        if m is None:
+            return None
+        v = ELAPSED.search(s)
+        emit(kind="iteration", iteration=int(m.group(1)),
+             value=float(v.group(1)) if v else None, message=s, format=self.format)
+        return EVENT
+
+    def _checkpoint(self, s: str, emit: Emit) -> int | None:
+        f: dict[str, Any] = {"format": self.format}
+        m = _SAVE_START.match(s)
+        if m is not None:
+            emit(kind="ckpt_save_start", iteration=int(m.group(1)), **f)
+            return EVENT
+        m = _SAVE_END.match(s)
+        if m is not None:
+            emit(kind="ckpt_save_end", iteration=int(m.group(1)), **f)
+            return EVENT
+        m = _SAVE_SCHED.match(s)
+        if m is not None:
+            emit(kind="ckpt_save_scheduled", iteration=int(m.group(1)), **f)
+            return EVENT
+        m = _LOADED.match(s)
+        if m is not None:
+            emit(kind="ckpt_load", iteration=int(m.group(1)), code="loaded", **f)
+            return EVENT
+        m = _LOADING.match(s)
+        if m is not None:
+            it = m.group(1)
+            emit(kind="ckpt_load", iteration=int(it) if it else None,
+                 code="loading" if it or "release" not in s else "release", **f)
+            return EVENT
+        return None
+
+    def _datetime(self, label: str, emit: Emit) -> int:
+        if label == "before the start of training step":
+            emit(kind="train_start", format=self.format)
+            return EVENT
+        code = None
+        if label == "after training is done":
+            code = "done"
+        elif label.startswith("exiting program after receiving SIG"):
+            code = "exit_signal"
+        elif label.startswith("exiting program at iteration"):
+            code = "exit_iteration"
+        elif label.startswith("exiting program after"):
+            code = "exit_duration"
+        if code is None:
+            return NOISE
+        it = _ITER_HASH.search(label)
+        emit(kind="train_end", code=code, iteration=int(it.group(1)) if it else None,
+             format=self.format)
+        return EVENT
+
+    def _timer(self, m: re.Match[str], emit: Emit) -> int:
+        name = m.group(1)
+        kind = {"save-checkpoint": "ckpt_save_time", "load-checkpoint": "ckpt_load_time"}.get(name)
+        if kind is None:
+            return NOISE
+        mx = m.group(3) or m.group(2)
+        emit(kind=kind, value=round(float(mx) / 1000.0, 6), code=name, format=self.format)
+        return EVENT
+
+    def _nan(self, s: str, emit: Emit, um: re.Match[str] | None) -> int | None:
+        exc = _EXC_PREFIX.match(s) is not None
+        if exc and "found NaN in local grad norm" in s:
+            return None  # torch_dist's traceback matcher reads this one (torch_errors.py)
+        if um is None and "Unexpected result" in s:
+            um = _UNEXPECTED.search(s)
+        fields: dict[str, Any] = {"kind": "nan_loss", "format": self.format}
+        nm = _NAN.search(s)
+        if nm is not None:
+            fields["code"] = nm.group(1)
+        elif um is not None:
+            fields["code"] = "Inf" if "inf" in um.group(1).lower() else "NaN"
+        rank = (um.group(2) if um is not None and um.group(2) else None)
+        if rank is None:
+            rm = _RANK.search(s)
+            rank = rm.group(1) if rm else None
+        if rank is not None:
+            fields["rank"] = int(rank)
+        it = um.group(3) if um is not None and um.group(3) else None
+        if it is None:
+            im = _ITER_HASH.search(s)
+            it = im.group(1) if im else None
+        if it is not None:
+            fields["iteration"] = int(it)
+        node = _NODE.search(s)
+        if node is not None:
+            fields["host"] = node.group(1)
+        dev = _DEVICE.search(s)
+        if dev is not None:
+            fields["device"] = dev.group(1)
+        emit(**fields)
+        return None if exc else EVENT

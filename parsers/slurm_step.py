@@ -1,0 +1,143 @@
+"""srun / slurmstepd messages that land in a job's output: ``SlurmStepMatcher``.
+
+Formats (SchedMD/slurm; ``error()`` prefixes ``srun: error: `` / ``slurmstepd: error: ``):
+
+* src/srun (``_task_finish``): ``%s: %s %s: Exited with exit code %d``, ``%s: %s %s: %s%s``
+  (strsignal text + `` (core dumped)``), e.g. ``srun: error: node017: task 3: Exited with exit
+  code 1``, ``srun: error: node[017-018]: tasks 0-15: Killed`` -> ``srun_task_exit`` (host: one
+  row per host of the hostlist, code = exit code or signal text, device = the task list);
+  ``%s: %s %s: Out Of Memory`` -> ``oom_event`` (code ``srun``).
+* src/srun ``_node_fail_handler``: ``Node failure on %s`` -> ``srun_node_fail`` (one row per
+  host).
+* slurmstepd (req.c ``_handle_signal_container``) and srun (``_handle_timeout``):
+  ``*** JOB 1234 ON node017 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME LIMIT ***`` and the
+  ``STEP 1234.0`` variants; reasons TIME LIMIT, PREEMPTION, NODE FAILURE (newer: ``, SEE
+  SLURMCTLD LOG FOR DETAILS``), JOB REQUEUE, or none (``CANCELLED AT ... ***``: scancel) ->
+  ``slurm_job_cancelled`` (code = TIME LIMIT / PREEMPTION / NODE FAILURE / JOB REQUEUE /
+  CANCELLED; host; job_id; ts = the stamp, --tz applied: ``assumed_tz``). Older versions
+  omit ``ON <host>``.
+* ``*** JOB 1234 ON node017 FAILED (non-zero exit code or other failure mode) ***`` ->
+  ``slurm_job_failed`` (code FAILED); ``*** ... UNCORRECTABLE MEMORY ERROR AT <ts> ***`` ->
+  ``slurm_job_failed`` (code UNCORRECTABLE MEMORY ERROR).
+* slurmstepd (step_terminate_monitor): ``*** STEP 1234.0 STEPD TERMINATED ON node017 AT <ts>
+  DUE TO JOB NOT ENDING WITH SIGNALS ***`` -> ``slurm_stepd_terminated`` (the node is drained
+  with "Kill task failed").
+* slurmstepd cgroup: ``Detected 1 oom-kill event(s) in StepId=1234.0[ cgroup]. Some of your
+  processes may have been killed by the cgroup out-of-memory handler.`` (older: ``in step
+  1234.0 cgroup``) -> ``oom_event`` (code ``cgroup``, value = the count, job_id).
+* ``srun: Job step aborted: Waiting up to 32 seconds for job step to finish.``, ``srun:
+  forcing job termination``, ``Timed out waiting for job step to complete`` -> NOISE
+  (consequences of the failure already reported).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from datetime import UTC, tzinfo
+from typing import Any
+
+from parsers.base import EVENT, NOISE, Emit
+from parsers.hostlist import HostlistError, expand
+from parsers.timeutil import TimeError, parse_iso
+
+_PREFIX = re.compile(r"^(?:srun|slurmstepd(?:-\S+)?): (?:error: )?")
+_TASK = re.compile(r"^(\S+): (tasks?) ([\d,\-]+): (.+?)\s*$")
+_EXIT = re.compile(r"^Exited with exit code (\d+)$")
+_VERDICT = re.compile(
+    r"^\*\*\* (JOB|STEP) (\S+)(?: ON (\S+))? "
+    r"(?:CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?)(?:, SEE SLURMCTLD LOG FOR DETAILS)?)?"
+    r"|(FAILED) \(non-zero exit code or other failure mode\)"
+    r"|(UNCORRECTABLE MEMORY ERROR) AT (\S+)"
+    r"|STEPD TERMINATED ON (\S+) AT (\S+) DUE TO ([A-Z ]+?)) \*\*\*$"
+)
+_OOM = re.compile(r"^Detected (\d+) oom-kill event\(s\) in (?:StepId=|step )(\d+(?:_\d+)?)")
+_NODE_FAIL = re.compile(r"^Node failure on (\S+)$")
+_NOISE = ("Job step aborted", "forcing job termination",
+          "Timed out waiting for job step to complete")
+
+
+def _hosts(expr: str) -> list[str]:
+    try:
+        return expand(expr) or [expr]
+    except HostlistError:
+        return [expr]
+
+
+class SlurmStepMatcher:
+    """Recognises srun / slurmstepd lines (see module docstring)."""
+
+    format = "slurm_step"
+
+    def __init__(self, tz: tzinfo = UTC) -> None:
+        self.tz = tz
+
+    def match(self, text: str, line_no: int, emit: Emit) -> int | None:
+        """EVENT/NOISE for an srun/slurmstepd line, None for anything else."""
+        if not (text.startswith("s") and ("srun" in text[:5] or "slurmstepd" in text[:10])):
+            return None
+        p = _PREFIX.match(text)
+        if p is None:
+            return None
+        msg = text[p.end():]
+        if msg.startswith("***"):
+            return self._verdict(msg, emit)
+        if msg.startswith("Detected "):
+            m = _OOM.match(msg)
+            if m is not None:
+                emit(kind="oom_event", code="cgroup", value=float(m.group(1)),
+                     job_id=m.group(2), message=msg, format=self.format)
+                return EVENT
+        m2 = _TASK.match(msg)
+        if m2 is not None:
+            return self._task(m2, msg, emit)
+        m3 = _NODE_FAIL.match(msg)
+        if m3 is not None:
+            for h in _hosts(m3.group(1)):
+                emit(kind="srun_node_fail", host=h, message=msg, format=self.format)
+            return EVENT
+        if msg.startswith(_NOISE):
+            return NOISE
+        return None
+
+    def finish(self, emit: Emit) -> None:
+        """No multi-line state."""
+
+    def _task(self, m: re.Match[str], msg: str, emit: Emit) -> int | None:
+        hosts, tasks, what = m.group(1), m.group(3), m.group(4)
+        if what == "Completed":
+            return NOISE
+        fields: dict[str, Any] = {"device": tasks, "message": msg, "format": self.format}
+        if what == "Out Of Memory":
+            fields.update(kind="oom_event", code="srun")
+        else:
+            ex = _EXIT.match(what)
+            fields.update(kind="srun_task_exit", code=ex.group(1) if ex else what)
+        for h in _hosts(hosts):
+            emit(host=h, **fields)
+        return EVENT
+
+    def _verdict(self, msg: str, emit: Emit) -> int | None:
+        m = _VERDICT.match(msg)
+        if m is None:
+            return None
+        entity = m.group(2)
+        fields: dict[str, Any] = {"job_id": entity.split(".")[0], "message": msg,
+                                  "format": self.format}
+        host = m.group(3) or m.group(9)
+        if host:
+            fields["host"] = host
+        stamp = m.group(4) or m.group(8) or m.group(10)
+        if m.group(6):
+            fields.update(kind="slurm_job_failed", code="FAILED")
+        elif m.group(7):
+            fields.update(kind="slurm_job_failed", code=m.group(7))
+        elif m.group(11):
+            fields.update(kind="slurm_stepd_terminated", code=m.group(11))
+        else:
+            fields.update(kind="slurm_job_cancelled", code=m.group(5) or "CANCELLED")
+        if stamp:
+            with contextlib.suppress(TimeError, ValueError, OverflowError):
+                fields["ts"], fields["ts_flag"] = parse_iso(stamp, self.tz)
+        emit(**fields)
+        return EVENT
