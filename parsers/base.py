@@ -92,12 +92,18 @@ class RowSink:
         self.defaults = defaults or {}
         self.count = 0
         self.frames: list[pl.DataFrame] = []
+        self.batches: list[pa.RecordBatch] = []
 
     def add(self, **values: Any) -> None:
         d = self.defaults
         for n in self.names:
             self.cols[n].append(values.get(n, d.get(n)))
         self.count += 1
+
+    def add_batch(self, batch: pa.RecordBatch) -> None:
+        """Rows already in this sink's schema (built vectorised)."""
+        self.batches.append(batch)
+        self.count += batch.num_rows
 
     def add_frame(self, frame: pl.DataFrame) -> None:
         """Rows built vectorised; columns missing from ``frame`` are filled with defaults."""
@@ -115,6 +121,8 @@ class RowSink:
         for frame in self.frames:
             yield frame_to_batch(frame, self.schema, self.defaults)
         self.frames = []
+        yield from self.batches
+        self.batches = []
 
 
 def frame_to_batch(frame: pl.DataFrame, schema: pa.Schema,

@@ -13,7 +13,14 @@ import pyarrow as pa
 
 from parsers import registry
 from parsers.base import Accounting, DocumentParser, FileContext, LineParser, Parser
-from parsers.reader import InputFile, decode, iter_line_chunks, open_binary, read_head
+from parsers.reader import (
+    InputFile,
+    decode,
+    iter_line_chunks,
+    open_binary,
+    prefetch,
+    read_head,
+)
 from parsers.schema import ATTEMPTS, EVENTS
 
 BatchFn = Callable[[pa.RecordBatch], None]
@@ -87,7 +94,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         return FileResult(f.display, cls.name, "record", parser.acct, len(data))
     assert isinstance(parser, LineParser)
     nbytes = 0
-    for lines, first, n in iter_line_chunks(f.path):
+    for lines, first, n in prefetch(iter_line_chunks(f.path)):
         parser.parse_chunk(lines, first)
         nbytes += n
         _drain(parser, on_events, on_records)

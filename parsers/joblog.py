@@ -42,6 +42,7 @@ from parsers.joblog_fast import megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.megatron import MegatronMatcher
 from parsers.nccl import NcclMatcher
+from parsers.schema import EVENTS
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
 
@@ -117,7 +118,12 @@ class JobLogParser(LineParser):
             f.setdefault("rank", self._rank)
         if self.ctx.job_hint is not None:
             f.setdefault("job_id", self.ctx.job_hint)
-        f.setdefault("message", self._msg)
+        # progress rows are the bulk of a job log and all their fields are extracted: no copy
+        # of the text (file/line_no locate it), which keeps events.parquet and the DB small
+        if f.get("kind") == "iteration":
+            f.pop("message", None)
+        else:
+            f.setdefault("message", self._msg)
         f.setdefault("line_no", self._line)
         self.events.add(**f)
         self._emitted += 1
@@ -299,9 +305,6 @@ class JobLogParser(LineParser):
             last = int(np.flatnonzero(own)[-1])
             if line_no[last] > self._last_line:
                 self._last_line, self._last_ts = int(line_no[last]), int(ts[last])
-        msg_start = fast.msg_start[keep]
-        starts = fast.starts[keep] + msg_start
-        lens = fast.lens[keep] - msg_start
         n = len(rows)
         ts_arr = pl.Series("ts", ts).cast(pl.Datetime("us", "UTC"))
         if (ts == _NO_TS).any():
@@ -324,13 +327,12 @@ class JobLogParser(LineParser):
             "iteration": pa.array(fast.iteration[keep], pa.int64()),
             "value": pa.array(fast.value[keep], pa.float64()),
             "device": pa.nulls(n, pa.string()),
-            "message": view_series(fast.data, starts, lens, "message"),
+            "message": pa.nulls(n, pa.string()),  # progress rows keep no text (see _emit)
             "file": _const(self.ctx.path, n),
             "line_no": pa.array(line_no, pa.int64()),
         }
-        frame = pl.DataFrame({k: v if isinstance(v, pl.Series) else pl.from_arrow(v)
-                              for k, v in cols.items()})
-        self.events.add_frame(frame)
+        self.events.add_batch(pa.RecordBatch.from_arrays(
+            [_arrow(cols[f.name], f.type) for f in EVENTS], schema=EVENTS))
         self.acct.read += n
         self.acct.events += n
 
@@ -339,11 +341,21 @@ _NO_TS = np.iinfo(np.int64).min
 _FLAG_NAMES = pa.array([None, "assumed_tz", "exact", "inherited", "missing"], pa.string())
 
 
-def _const(value: str | None, n: int) -> pa.Array | pl.Series:
-    """A constant string column of ``n`` rows (dictionary-free, cheap to build)."""
+def _const(value: str | None, n: int) -> pa.Array:
+    """A constant string column of ``n`` rows, built from buffers (no per-row Python)."""
     if value is None:
         return pa.nulls(n, pa.string())
-    return pl.repeat(value, n, dtype=pl.String, eager=True)
+    raw = value.encode()
+    offsets = np.arange(n + 1, dtype=np.int32) * len(raw)
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets),
+                                                  pa.py_buffer(raw * n)])
+
+
+def _arrow(col: pa.Array | pl.Series, typ: pa.DataType) -> pa.Array:
+    arr = col.to_arrow() if isinstance(col, pl.Series) else col
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr if arr.type == typ else arr.cast(typ)
 
 
 def _strip_ansi(part: str) -> str:

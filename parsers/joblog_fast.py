@@ -79,31 +79,106 @@ def megatron_iterations(lines: pl.Series) -> FastIterations | None:
     if cand.size == 0:
         return None
     pos_v, pos_i = pos_v[cand], pos_i[cand]
-    sub = pl.DataFrame({"l": lines.gather(cand), "v": pos_v, "i": pos_i})
-    line, i, v = pl.col("l"), pl.col("i"), pl.col("v")
-    it_field = line.str.slice(i + len(ITER_ANCHOR), 9)
-    parsed = sub.select(
-        it=pl.when(it_field.str.ends_with("/")).then(
-            it_field.str.strip_chars(" /").cast(pl.Int64, strict=False)),
-        val=line.str.slice(v + len(ELAPSED_ANCHOR), 14).str.extract(r"^([0-9]+(?:\.[0-9]+)?) ", 1)
-        .cast(pl.Float64, strict=False),
-        ts=pl.when(i >= 21).then(
-            line.str.slice((i - 21).clip(0), 21)
-            .str.strptime(pl.Datetime("us"), "[%Y-%m-%d %H:%M:%S]", strict=False)
-            .dt.epoch("s")),
-    )
-    it = parsed.get_column("it")
-    val = parsed.get_column("val")
-    ok = (it.is_not_null() & val.is_not_null()).to_numpy()
-    stamp = parsed.get_column("ts").fill_null(-1).to_numpy().astype(np.int64)
-    keep = np.flatnonzero(ok)
+    base = starts_all[cand]
+    it = _ints(_gather(data, base + pos_i + len(ITER_ANCHOR), 9), 8, b"/")
+    val = _decimal(_gather(data, base + pos_v + len(ELAPSED_ANCHOR), 14))
+    stamp = np.where(pos_i >= 21, _stamp(_gather(data, base + np.maximum(pos_i - 21, 0), 21)),
+                     -1)
+    keep = np.flatnonzero((it >= 0) & np.isfinite(val))
     prefix_end = np.where(stamp >= 0, pos_i - 21, pos_i + 1)
     return FastIterations(
-        rows=cand[keep], iteration=it.to_numpy()[keep].astype(np.int64),
-        value=val.to_numpy()[keep].astype(np.float64), stamp_s=stamp[keep],
+        rows=cand[keep], iteration=it[keep], value=val[keep], stamp_s=stamp[keep],
         msg_start=(pos_i + 1)[keep], prefix_end=prefix_end[keep], data=data,
-        starts=starts_all[cand][keep], lens=lens_all[cand][keep],
+        starts=base[keep], lens=lens_all[cand][keep],
     )
+
+
+def _gather(data: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """(n, width) bytes starting at each offset (a window past the end reads as zeros)."""
+    if len(data) < width:
+        return np.zeros((len(at), width), np.uint8)
+    windows = np.lib.stride_tricks.sliding_window_view(data, width)
+    last = len(data) - width
+    out: np.ndarray = windows[np.minimum(at, last)]
+    over = np.flatnonzero(at > last)
+    for r in over:  # at most the chunk's last line or two
+        k = int(at[r])
+        row = np.zeros(width, np.uint8)
+        tail = data[k:]
+        row[: len(tail)] = tail
+        out[r] = row
+    return out
+
+
+_DIG = np.zeros(256, bool)
+_DIG[48:58] = True
+
+
+def _ints(b: np.ndarray, width: int, end: bytes) -> np.ndarray:
+    """Right-aligned ``{:{width}d}`` fields followed by ``end``: the value, or -1."""
+    n = len(b)
+    ok = b[:, width] == end[0]
+    val = np.zeros(n, np.int64)
+    seen = np.zeros(n, bool)
+    for j in range(width):
+        c = b[:, j]
+        dig = (c >= 48) & (c <= 57)
+        ok &= dig | ((c == 32) & ~seen)
+        seen |= dig
+        val = np.where(dig, val * 10 + (c.astype(np.int64) - 48), val)
+    return np.where(ok & seen, val, -1)
+
+
+def _decimal(b: np.ndarray) -> np.ndarray:
+    """``{:.Nf}`` followed by a space (Megatron's ms per iteration): the value, or nan."""
+    n, width = b.shape
+    val = np.zeros(n, np.int64)
+    frac = np.zeros(n, np.int64)  # digits after the dot
+    dots = np.zeros(n, np.int64)
+    ndig = np.zeros(n, np.int64)
+    live = np.ones(n, bool)  # still inside the number
+    ok = np.zeros(n, bool)  # ended with a space
+    for j in range(width):
+        c = b[:, j]
+        dig = live & (c >= 48) & (c <= 57)
+        dot = live & (c == 46)
+        stop = live & ~dig & ~dot
+        ok |= stop & (c == 32)
+        live &= ~stop
+        val = np.where(dig, val * 10 + (c.astype(np.int64) - 48), val)
+        frac += dig & (dots > 0)
+        ndig += dig
+        dots += dot
+    good = ok & (dots <= 1) & (ndig > 0) & (b[:, 0] != 46)
+    return np.where(good, val / np.power(10.0, frac), np.nan)
+
+
+_STAMP_DIGITS = [1, 2, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 18, 19]
+_STAMP_W = np.zeros((14, 6), np.int64)
+for _k, (_f, _p) in enumerate([(0, 1000), (0, 100), (0, 10), (0, 1), (1, 10), (1, 1), (2, 10),
+                               (2, 1), (3, 10), (3, 1), (4, 10), (4, 1), (5, 10), (5, 1)]):
+    _STAMP_W[_k, _f] = _p
+
+
+def _stamp(b: np.ndarray) -> np.ndarray:
+    """``[%Y-%m-%d %H:%M:%S]`` -> naive epoch seconds, or -1."""
+    ok = (b[:, 0] == 91) & (b[:, 20] == 93) & (b[:, 5] == 45) & (b[:, 8] == 45)
+    ok &= (b[:, 11] == 32) & (b[:, 14] == 58) & (b[:, 17] == 58)
+    dig = b[:, _STAMP_DIGITS]
+    ok &= ((dig >= 48) & (dig <= 57)).all(axis=1)
+    f = (dig.astype(np.int64) - 48) @ _STAMP_W
+    y, mo, d, h, mi, sec = (f[:, i] for i in range(6))
+    ok &= (mo >= 1) & (mo <= 12) & (d >= 1) & (d <= 31) & (h < 24) & (mi < 60) & (sec < 61)
+    # days from civil (H. Hinnant), vectorised
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    mp = (mo + 9) % 12
+    doy = (153 * mp + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    days = era * 146097 + doe - 719468
+    out: np.ndarray = np.where(ok, days * 86400 + h * 3600 + mi * 60 + sec, -1)
+    return out
 
 
 def view_series(data: np.ndarray, starts: np.ndarray, lens: np.ndarray, name: str) -> pl.Series:

@@ -12,16 +12,19 @@ from __future__ import annotations
 import glob
 import gzip
 import os
+import queue
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-CHUNK_BYTES = 32 << 20
+CHUNK_BYTES = 8 << 20
+T = TypeVar("T")
 SNIFF_BYTES = 64 << 10
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
 _SKIP_SUFFIXES = {".parquet", ".duckdb", ".wal", ".png", ".pdf", ".html", ".pyc"}
@@ -102,7 +105,9 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _valid_utf8(data: bytes) -> bytes:
+def _valid_utf8(data: bytes | bytearray) -> bytes | bytearray:
+    if data.isascii():
+        return data
     try:
         data.decode("utf-8")
         return data
@@ -110,7 +115,7 @@ def _valid_utf8(data: bytes) -> bytes:
         return data.decode("utf-8", errors="replace").encode("utf-8")
 
 
-def lines_series(data: bytes) -> pl.Series:
+def lines_series(data: bytes | bytearray | memoryview) -> pl.Series:
     """Split ``data`` (ends with ``\\n``, valid UTF-8) into a zero-copy Series of lines."""
     a = np.frombuffer(data, np.uint8)
     nl = np.flatnonzero(a == 10)
@@ -120,21 +125,28 @@ def lines_series(data: bytes) -> pl.Series:
     starts = np.empty(n, np.int64)
     starts[0] = 0
     starts[1:] = nl[:-1] + 1
-    ends = nl.copy()
-    cr = (ends > starts) & (a[np.maximum(ends - 1, 0)] == 13)
-    ends[cr] -= 1
+    ends = nl
+    prev = a[np.maximum(ends - 1, 0)]
+    cr = (prev == 13) & (ends > starts)
+    if cr.any():
+        ends = ends - cr
     lens = ends - starts
-    views = np.zeros((n, 16), np.uint8)
-    v32 = views.view(np.int32)
-    v32[:, 0] = lens
-    padded = np.concatenate([a, np.zeros(16, np.uint8)])
-    inline = padded[starts[:, None] + np.arange(12)[None, :]]
-    short = lens <= 12
-    inline[short] *= (np.arange(12)[None, :] < lens[short][:, None]).astype(np.uint8)
-    views[:, 4:16] = inline
-    long = ~short
-    v32[long, 2] = 0
-    v32[long, 3] = starts[long]
+    views = np.zeros((n, 4), np.int32)
+    views[:, 0] = lens
+    short = np.flatnonzero(lens <= 12)
+    long = np.flatnonzero(lens > 12)
+    # long lines: 4-byte prefix, buffer 0, offset; short lines: the bytes inline
+    if long.size:
+        idx = starts[long]
+        b = a[np.minimum(idx[:, None] + np.arange(4)[None, :], len(a) - 1)]
+        views[long, 1] = b.copy().view(np.int32)[:, 0]
+        views[long, 3] = idx
+    if short.size:
+        vb = views.view(np.uint8)
+        padded = np.concatenate([a, np.zeros(16, np.uint8)])
+        inline = padded[starts[short][:, None] + np.arange(12)[None, :]]
+        inline *= (np.arange(12)[None, :] < lens[short][:, None]).astype(np.uint8)
+        vb[short, 4:16] = inline
     arr = pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(views),
                                                       pa.py_buffer(data)])
     s = pl.from_arrow(arr)
@@ -144,24 +156,77 @@ def lines_series(data: bytes) -> pl.Series:
 
 def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES
                      ) -> Iterator[tuple[pl.Series, int, int]]:
-    """Yield (lines, first line number (1-based), bytes in chunk) for a text file."""
+    """Yield (lines, first line number (1-based), bytes in chunk) for a text file.
+
+    Each chunk is read into a fresh buffer after the previous chunk's unfinished last line,
+    so the text is copied once (by the read) and the lines are views into that buffer."""
     line_no = 1
     rest = b""
     with open_binary(path) as f:
+        left = None if isinstance(f, gzip.GzipFile) else os.fstat(f.fileno()).st_size
         while True:
-            block = f.read(chunk_bytes)
-            if not block:
+            want = chunk_bytes if left is None else max(1, min(chunk_bytes, left))
+            buf = bytearray(len(rest) + want)
+            buf[: len(rest)] = rest
+            got = f.readinto(memoryview(buf)[len(rest):])  # type: ignore[attr-defined]
+            if not got:
                 break
-            block = rest + block
-            cut = block.rfind(b"\n")
+            if left is not None:
+                left -= got
+            size = len(rest) + got
+            cut = buf.rfind(b"\n", 0, size)
             if cut < 0:
-                rest = block
+                rest = bytes(buf[:size])
                 continue
-            data, rest = block[: cut + 1], block[cut + 1:]
-            s = lines_series(_valid_utf8(data))
-            yield s, line_no, len(data)
+            rest = bytes(buf[cut + 1: size])
+            del buf[cut + 1:]
+            s = lines_series(_valid_utf8(buf))
+            yield s, line_no, cut + 1
             line_no += len(s)
     if rest:
-        data = rest + b"\n"
-        s = lines_series(_valid_utf8(data))
+        s = lines_series(_valid_utf8(rest + b"\n"))
         yield s, line_no, len(rest)
+
+
+_END = object()
+
+
+def prefetch(it: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """Run ``it`` in a background thread, ``depth`` items ahead: reading and splitting the next
+    chunk (numpy and file I/O release the GIL) overlaps with parsing the current one."""
+    q: queue.Queue[object] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            for item in it:
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(_END)
+        except BaseException as e:  # handed to the consumer, raised there
+            q.put(_Failure(e))
+
+    t = threading.Thread(target=run, name="tormortem-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _END:
+                return
+            if isinstance(item, _Failure):
+                raise item.error
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        t.join(timeout=5)
+
+
+@dataclass
+class _Failure:
+    error: BaseException
