@@ -161,8 +161,12 @@ class JobLogParser(LineParser):
         self._emitted = 0
         self._emitted_ts = None
         status: int | None = None
+        # the torch matcher keys traceback state by rank: interleaved tracebacks of several
+        # ranks stay apart, so it gets the rank prefix back
+        ranked = f"[rank{p.rank}]:{msg}" if p.rank is not None else msg
         for m in self.matchers:
-            status = m.match(msg, line_no, self.emit)
+            status = m.match(ranked if isinstance(m, TorchDistMatcher) else msg, line_no,
+                             self.emit)
             if status is not None:
                 break
         if self._emitted_ts is not None and p.ts is None:

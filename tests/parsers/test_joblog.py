@@ -158,3 +158,22 @@ def test_vectorised_path_leaves_odd_iteration_lines_to_the_per_line_path() -> No
     tail = sorted(rows, key=lambda r: r["line_no"])[-2:]
     assert pick(tail, ("iteration", "value")) == [
         {"iteration": 123456789, "value": 1234.5}, {"iteration": 100, "value": None}]
+
+
+def test_interleaved_rank_tracebacks_stay_apart() -> None:
+    # PyTorch >= 2.2 prefixes every line a rank prints to stderr with "[rankN]:" (as in
+    # pytorch/pytorch issue reports of torchrun failures); two ranks' tracebacks interleave.
+    text = (
+        "[rank0]: Traceback (most recent call last):\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/workspace/train.py", line 42, in <module>\n'
+        '[rank1]:   File "/workspace/train.py", line 42, in <module>\n'
+        "[rank0]:     main()\n"
+        "[rank1]:     main()\n"
+        "[rank0]: ValueError: bad batch shape\n"
+        "[rank1]: KeyError: 'labels'\n"
+    )
+    rows, _, acct = parse(JobLogParser, text, "logs/slurm-77.out")
+    got = sorted((r["rank"], r["code"]) for r in rows if r["kind"] == "python_exception")
+    assert got == [(0, "ValueError"), (1, "KeyError")]
+    assert acct.unparsed == 0
