@@ -25,6 +25,8 @@ from pipeline import render
 from pipeline.analyze import AnalysisError, analyze_db
 from pipeline.cli_simulate import simulate
 from pipeline.explain import explain_files
+from pipeline.fit import fit_dir
+from pipeline.fit_text import render_rates
 from pipeline.ingest import ingest
 from pipeline.report_text import render as render_analysis
 from pipeline.ruletable import RulesError
@@ -198,10 +200,52 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
     result = analyze_db(out / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
                         before_s=before, after_s=after)
     (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
+    rates_docs = write_rates(out, result)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo(render_analysis(result))
+        for path in rates_docs:
+            click.echo(f"\nFitted rates: {path} (tormortem fit {out} prints them)")
+
+
+def write_rates(out: Path, analysis: dict[str, Any]) -> list[Path]:
+    """rates.json (one run) or rates-<run>.json per run, beside the analysis."""
+    docs = fit_dir(out, analysis)
+    paths = []
+    for run, doc in docs.items():
+        name = "rates.json" if len(docs) == 1 else f"rates-{_safe(run)}.json"
+        (out / name).write_text(json.dumps(doc, indent=2) + "\n")
+        paths.append(out / name)
+    return paths
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+
+
+@main.command("fit")
+@click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the rates JSON instead of a table.")
+def fit_cmd(directory: Path, as_json: bool) -> None:
+    """Fit failure rates, recovery times and checkpoint costs of an analysed directory.
+
+    Reads DIRECTORY/analysis.json and tormortem.duckdb (written by `analyze`), writes the
+    versioned rates file (schema tormortem.rates/1) that `plan` and `simulate --rates` read.
+
+    \b
+    Example:
+      tormortem analyze logs/ --out /tmp/tm && tormortem fit /tmp/tm
+    """
+    path = directory / "analysis.json"
+    if not path.exists():
+        raise click.ClickException(f"{path} not found; run `tormortem analyze LOGS --out "
+                                   f"{directory}` first")
+    analysis = json.loads(path.read_text())
+    paths = write_rates(directory, analysis)
+    for p in paths:
+        doc = json.loads(p.read_text())
+        click.echo(json.dumps(doc, indent=2) if as_json else render_rates(doc) + f"\n-> {p}")
 
 
 def _stdin_aware(paths: tuple[str, ...]) -> list[InputFile]:

@@ -235,10 +235,10 @@ def _category(c: dict[str, Any]) -> Category:
 # --- validation -------------------------------------------------------------------------------
 
 _TOP = {"schema", "provenance", "scale", "ideal_step_s", "step_jitter_sigma", "target_iterations",
-        "checkpoint", "first_startup", "tail", "categories"}
+        "checkpoint", "first_startup", "tail", "categories", "fit"}
 _CAT = {"category", "mode", "scales_with", "rate_per_gpu_hour", "rate_per_node_hour", "count",
         "exposure_gpu_hours", "exposure_node_hours", "rate_ci95", "mean_interval_s", "hang",
-        "repair", "startup", "rho", "slow_duration", "note"}
+        "repair", "startup", "rho", "slow_duration", "note", "stats"}
 
 
 def _num(v: Any, where: str, *, positive: bool = False, minimum: float | None = None) -> None:
