@@ -192,6 +192,9 @@ class JobLogParser(LineParser):
             super().parse_chunk(lines, first_line_no)
             return
         fast_ts, fast_flag, fast_rank, keep = self._fast_prefix(lines, fast)
+        if not keep.any():  # e.g. every line with its own kubectl stamp: the per-line path
+            super().parse_chunk(lines, first_line_no)
+            return
         rows = fast.rows[keep]
         fast_ts, fast_flag, fast_rank = fast_ts[keep], fast_flag[keep], fast_rank[keep]
         n = len(lines)
@@ -201,9 +204,13 @@ class JobLogParser(LineParser):
         # latest stamped vectorised row before each remaining row (file order)
         stamped = rows[fast_ts != _NO_TS]
         stamped_ts = fast_ts[fast_ts != _NO_TS]
-        k = np.searchsorted(stamped, rest) - 1
-        prev_line = np.where(k >= 0, stamped[np.maximum(k, 0)] + first_line_no, -1)
-        prev_ts = np.where(k >= 0, stamped_ts[np.maximum(k, 0)], 0)
+        if stamped.size:
+            k = np.searchsorted(stamped, rest) - 1
+            prev_line = np.where(k >= 0, stamped[np.maximum(k, 0)] + first_line_no, -1)
+            prev_ts = np.where(k >= 0, stamped_ts[np.maximum(k, 0)], 0)
+        else:  # no vectorised row has a stamp of its own (Megatron before timestamps)
+            prev_line = np.full(rest.size, -1, np.int64)
+            prev_ts = np.zeros(rest.size, np.int64)
         start_state = (self._last_line, self._last_ts)
         note = self.acct.note
         texts = lines.gather(rest).to_list() if rest.size else []

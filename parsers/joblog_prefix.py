@@ -33,7 +33,7 @@ from parsers.timeutil import TimeError, iso_match_to_us, local_to_us
 
 _ISO = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d(?::?\d\d)?)?"
-    r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?| +|$)"
+    r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?| |$)"
 )
 _SRUN_LABEL = re.compile(r" *(\d{1,7}): ")
 _TORCHRUN = re.compile(r"\[(?:default|rank)(\d{1,7})\]: ?")

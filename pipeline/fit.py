@@ -234,7 +234,8 @@ def _ts(iso: str) -> float:
 
 
 def fit_dir(out: Any, analysis: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Rates per run of an analysed directory (``analyze`` wrote its tables there)."""
+    """Rates per run of an analysed directory (``analyze`` wrote its tables there). Runs
+    without progress lines (no t*) are left out: there is nothing to express rates against."""
     import duckdb
 
     from pipeline.ingest import DB_NAME
@@ -243,6 +244,8 @@ def fit_dir(out: Any, analysis: dict[str, Any]) -> dict[str, dict[str, Any]]:
     try:
         docs: dict[str, dict[str, Any]] = {}
         for r in analysis["runs"]:
+            if not (r.get("ideal_step_s") or 0) > 0 or not r["attempts"]:
+                continue  # no progress lines: no healthy step time, nothing to scale rates by
             cause = {i["attempt"]: i["category"] for i in r["interruptions"]}
             attempts = []
             for a in r["attempts"]:

@@ -163,14 +163,14 @@ def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
                 f"read_parquet('{_q(out / 'events.parquet')}')")
     con.execute("SET preserve_insertion_order = true")
     row = con.execute("SELECT count(*) FROM events_raw "
-                      "WHERE ts IS NULL AND uptime_s IS NOT NULL").fetchone()
+                      "WHERE ts IS NULL AND uptime_s IS NOT NULL").fetchall()[0]
     if row is not None and row[0]:
         con.execute(rules_mod.sql("events_anchored"))
         con.execute("DROP TABLE events_raw")
         con.execute("ALTER TABLE events_anchored RENAME TO events")
         counts = con.execute(
             "SELECT count(*) FILTER (ts_flag = 'uptime_anchored'),"
-            " count(*) FILTER (ts_flag = 'uptime') FROM events").fetchone()
+            " count(*) FILTER (ts_flag = 'uptime') FROM events").fetchall()[0]
         assert counts is not None
         result.anchored, result.unanchored = int(counts[0]), int(counts[1])
     else:

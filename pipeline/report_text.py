@@ -53,10 +53,13 @@ def render_run(r: dict[str, Any], top: int = 10) -> str:
         lines += ["", f"  Top {len(ints)} interruptions by cost:"]
         irows = [[i["end"], i["attempt"], i["state"], i["category"], i["node"],
                   human(i["cost_s"]), human(i["lost_s"]), human(i["hang_s"]),
-                  human(i["repair_s"]), human(i["startup_s"]), _cause(i)] for i in ints]
+                  human(i["repair_s"]), human(i["startup_s"]), i["symptoms"]] for i in ints]
         lines += _indent(table(["ended", "attempt", "state", "root cause", "node", "cost",
-                                "lost", "hang", "repair", "startup", "evidence"], irows,
-                               {5, 6, 7, 8, 9}))
+                                "lost", "hang", "repair", "startup", "symptoms"], irows,
+                               {5, 6, 7, 8, 9, 10}))
+        lines += ["", "  Root-cause evidence (most specific line; symptoms are in the "
+                      "evidence table):"]
+        lines += [f"  {i['attempt']:<8} {_cause(i)}" for i in ints]
     if r["dropped_progress_lines"]:
         lines.append(f"  note: {r['dropped_progress_lines']:,} progress lines went backwards "
                      "without a checkpoint load and were ignored")
@@ -68,9 +71,10 @@ def _cause(i: dict[str, Any]) -> str:
     if not c["kind"]:
         return "no evidence in the window (see output tail in the report)"
     msg = (c["message"] or "").strip()
-    if len(msg) > 70:
-        msg = msg[:67] + "..."
-    return f"{c['kind']} {c['code'] or ''} @ {c['where']}: {msg}".replace("  ", " ")
+    if len(msg) > 110:
+        msg = msg[:107] + "..."
+    code = f" {c['code']}" if c["code"] else ""
+    return f"{c['kind']}{code} at {c['where']}\n             {msg}"
 
 
 def _indent(text: str) -> list[str]:

@@ -83,12 +83,12 @@ def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
 
 def _output_tail(con: duckdb.DuckDBPyConnection, attempt: str) -> list[str]:
     """The last lines the attempt's own output printed (read back from the file)."""
-    row = con.execute(
+    rows = con.execute(
         "SELECT file, max(line_no) FROM attempt_events WHERE attempt = ? GROUP BY file "
-        "ORDER BY 2 DESC LIMIT 1", [attempt]).fetchone()
-    if row is None:
+        "ORDER BY 2 DESC LIMIT 1", [attempt]).fetchall()
+    if not rows:
         return []
-    path, last = Path(row[0]), int(row[1])
+    path, last = Path(rows[0][0]), int(rows[0][1])
     try:
         from parsers.reader import open_binary
 

@@ -45,7 +45,7 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table) -> str:
     con.execute("CREATE OR REPLACE TABLE run_map AS SELECT * FROM run_map_arrow")
     con.unregister("run_map_arrow")
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + sql("attempts_linked"))
-    row = con.execute("SELECT count(*) FROM attempts_linked").fetchone()
+    row = con.execute("SELECT count(*) FROM attempts_linked").fetchall()[0]
     if row is not None and row[0] > 0:
         con.execute("ALTER TABLE attempts_linked ADD COLUMN fidelity VARCHAR DEFAULT 'scheduler'")
         return "scheduler"

@@ -16,12 +16,15 @@ WITH ev AS (
     FROM events
     WHERE kind IN ('iteration', 'ckpt_save_start', 'ckpt_save_end', 'ckpt_save_time',
                    'ckpt_load')
-      AND job_id IS NOT NULL
 )
 SELECT a.attempt, a.run, ev.at AS ts, ev.kind, ev.iteration, ev.value, ev.file, ev.line_no
 FROM ev
 JOIN attempts_linked a
-  ON ev.job_id = a.job_id
+  ON (ev.job_id = a.job_id
+      -- output saved per pod (kubectl logs POD > .../POD.log): no job id in the lines, the
+      -- pod's name in the file's path
+      OR (ev.job_id IS NULL AND a.name IS NOT NULL AND a.source = 'k8s_pod'
+          AND contains(ev.file, a.name)))
  AND ev.at >= a.start
  AND ev.at <= coalesce(a."end", ev.at)
 ORDER BY a.run, a.start, ev.file, ev.line_no

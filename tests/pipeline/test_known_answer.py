@@ -19,7 +19,7 @@ from pipeline.simulate import presets
 from pipeline.simulate.params import Settings
 from pipeline.simulate.run import simulate
 
-SEEDS = [7, 11, 23, 31]
+SEEDS = [1, 3, 7, 11, 19, 23, 29, 31]
 NODE_NAMED = {"gpu_hardware", "gpu_memory", "gpu_driver", "nvlink", "network", "node_failure",
               "storage"}
 
