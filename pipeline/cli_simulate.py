@@ -18,6 +18,7 @@ EPILOG = """\b
 Examples:
   tormortem simulate --preset demo --seed 7 --out sample_logs/demo
   tormortem simulate --preset llama3-54d --seed 1 --out /tmp/llama3 --log-interval 10
+  tormortem simulate --preset demo --seed 7 --flavour k8s --out /tmp/demo-k8s
   tormortem simulate --rates fitted_rates.json --seed 3 --out /tmp/whatif
   tormortem simulate --preset llama3-54d --no-logs --replicas 10000 --json
 """
@@ -33,8 +34,10 @@ Examples:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the logs, truth.json and params.json.")
 @click.option("--force", is_flag=True, help="Replace a campaign already in --out.")
-@click.option("--flavour", type=click.Choice(["slurm"]), default="slurm", show_default=True,
-              help="Which scheduler's logs to write.")
+@click.option("--flavour", type=click.Choice(["slurm", "k8s"]), default="slurm",
+              show_default=True,
+              help="Which scheduler's logs to write: Slurm (slurmctld, sacct, slurm-N.out) or "
+                   "Kubernetes (events, pods, PyTorchJob, kubectl logs).")
 @click.option("--log-interval", type=int, default=None,
               help="Megatron --log-interval: iterations per progress line "
                    "(default: 1 for demo, 10 for llama3-54d and rates files).")
@@ -85,7 +88,7 @@ def simulate(preset: str | None, rates_file: Path | None, seed: int, out: Path |
         doc = run_simulate(rates, seed, out, settings,
                            meta={"preset": preset, "rates_file": str(rates_file) if rates_file
                                  else None, "flavour": flavour},
-                           target_iterations=iterations, force=force)
+                           target_iterations=iterations, force=force, flavour=flavour)
     except (SimulateError, ValueError) as e:
         raise click.ClickException(str(e)) from e
     run = doc["runs"][0]

@@ -8,14 +8,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pipeline.rates import Rates, dumps
 from pipeline.simulate import truth
 from pipeline.simulate.campaign import Campaign, save_interval
 from pipeline.simulate.logsink import SlurmLogSink
+from pipeline.simulate.logsink_k8s import K8sLogSink
 from pipeline.simulate.params import Settings, streams
 
 #: what a campaign directory holds; --force removes exactly these before writing
-OUTPUTS = ("slurm", "jobs", "nodes", "k8s", "truth.json", "params.json")
+OUTPUTS = ("slurm", "jobs", "nodes", "k8s", "pods", "truth.json", "params.json")
+FLAVOURS = ("slurm", "k8s")
 
 
 class SimulateError(Exception):
@@ -40,11 +44,13 @@ def prepare_out(out: Path, force: bool) -> None:
 
 def simulate(rates: Rates, seed: int, out: Path | None, settings: Settings | None = None,
              meta: dict[str, Any] | None = None, target_iterations: int | None = None,
-             force: bool = False) -> dict[str, Any]:
-    """Run the campaign; with ``out`` write logs, truth.json and params.json there. Returns
-    the truth document."""
+             force: bool = False, flavour: str = "slurm") -> dict[str, Any]:
+    """Run the campaign; with ``out`` write logs (``flavour``: slurm or k8s), truth.json and
+    params.json there. Returns the truth document."""
+    if flavour not in FLAVOURS:
+        raise SimulateError(f"unknown flavour {flavour!r}; choose one of {', '.join(FLAVOURS)}")
     s = settings or Settings()
-    meta = {"tool": "tormortem simulate", "seed": seed, "flavour": "slurm",
+    meta = {"tool": "tormortem simulate", "seed": seed, "flavour": flavour,
             "log_interval": s.log_interval, **(meta or {})}
     if out is None:
         c = Campaign(rates, seed, s, target_iterations=target_iterations).run()
@@ -52,6 +58,8 @@ def simulate(rates: Rates, seed: int, out: Path | None, settings: Settings | Non
     prepare_out(out, force)
     target = target_iterations or rates.target_iterations or 0
     cosmetic = streams(seed)["cosmetic"]
+    if flavour == "k8s":
+        return _simulate_k8s(rates, seed, out, s, meta, target, target_iterations, cosmetic)
     sink = SlurmLogSink(out, s, rates.scale.gpus_per_node, target, save_interval(rates),
                         cosmetic)
     try:
@@ -59,11 +67,36 @@ def simulate(rates: Rates, seed: int, out: Path | None, settings: Settings | Non
     finally:
         if sink.job is not None:
             sink.job.close()
+    sink.close(_nodes_seen(c), c.attempts[-1].end)
+    doc = truth.build(c, meta)
+    return _finish(out, rates, doc)
+
+
+def _nodes_seen(c: Campaign) -> list[str]:
     seen: dict[str, None] = {}
     for a in c.attempts:
         seen.update(dict.fromkeys(a.nodes))
-    sink.close(list(seen), c.attempts[-1].end)
+    return list(seen)
+
+
+def _simulate_k8s(rates: Rates, seed: int, out: Path, s: Settings, meta: dict[str, Any],
+                  target: int, target_iterations: int | None,
+                  cosmetic: np.random.Generator) -> dict[str, Any]:
+    nodes = rates.scale.nodes
+    spare = s.spare_nodes if s.spare_nodes is not None else max(4, nodes // 8)  # as Campaign
+    sink = K8sLogSink(out, s, rates.scale.gpus_per_node, target, save_interval(rates), cosmetic,
+                      nodes, nodes + spare)
+    try:
+        c = Campaign(rates, seed, s, sink=sink, target_iterations=target_iterations).run()
+    finally:
+        sink.close_log()
+    sink.close(_nodes_seen(c), c.attempts[-1].end)
     doc = truth.build(c, meta)
+    sink.rename(doc)
+    return _finish(out, rates, doc)
+
+
+def _finish(out: Path, rates: Rates, doc: dict[str, Any]) -> dict[str, Any]:
     (out / "truth.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     (out / "params.json").write_text(dumps(rates), encoding="utf-8")
     return doc

@@ -58,6 +58,13 @@ class Slurmctld:
             self._w(f.time, f"Time limit exhausted for {j}")
         elif a.state == "CANCELLED":
             self._w(f.time, f"_slurm_rpc_kill_job: REQUEST_KILL_JOB {j} uid {self.s.user_uid}")
+        elif a.state in ("REQUEUED", "PREEMPTED") and f.node is not None:
+            # a host-maintenance drain of the job's node, as `scontrol update nodename=X
+            # state=drain reason=...` logs it (slurmctld node_mgr.c update_node(): "update_node:
+            # node %s reason set to: %s" then "update_node: node %s state set to %s", DRAINING
+            # while a job still runs there -- seen verbatim in a real 22.05 slurmctld.log)
+            self._w(f.time, f"update_node: node {f.node} reason set to: host maintenance")
+            self._w(f.time, f"update_node: node {f.node} state set to DRAINING")
 
 
 def sacct_row(a: Attempt, clock: Clock, s: Settings, gpus_per_node: int) -> str:
