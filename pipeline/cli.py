@@ -23,6 +23,7 @@ from parsers.registry import UnknownSourceError
 from parsers.timeutil import TimeError, get_tz
 from pipeline import render
 from pipeline.analyze import AnalysisError, analyze_db
+from pipeline.cli_plan import plan
 from pipeline.cli_simulate import simulate
 from pipeline.explain import explain_files
 from pipeline.fit import fit_dir
@@ -273,3 +274,4 @@ def sources_cmd() -> None:
 
 
 main.add_command(simulate)
+main.add_command(plan)
