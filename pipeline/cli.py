@@ -29,6 +29,7 @@ from pipeline.explain import explain_files
 from pipeline.fit import fit_dir
 from pipeline.fit_text import render_rates
 from pipeline.ingest import ingest
+from pipeline.predicted import model_summary, render_model
 from pipeline.report_text import render as render_analysis
 from pipeline.ruletable import RulesError
 from pipeline.units import DurationError, parse_duration
@@ -202,12 +203,16 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
                         before_s=before, after_s=after)
     (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
     rates_docs = write_rates(out, result)
+    models = attach_models(out, result, rates_docs)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo(render_analysis(result))
+        for m in models:
+            click.echo("\n" + render_model(m))
         for path in rates_docs:
-            click.echo(f"\nFitted rates: {path} (tormortem fit {out} prints them)")
+            click.echo(f"\nFitted rates: {path} (tormortem fit {out} prints them; "
+                       f"tormortem plan --rates {path} answers what-ifs)")
 
 
 def write_rates(out: Path, analysis: dict[str, Any]) -> list[Path]:
@@ -219,6 +224,20 @@ def write_rates(out: Path, analysis: dict[str, Any]) -> list[Path]:
         (out / name).write_text(json.dumps(doc, indent=2) + "\n")
         paths.append(out / name)
     return paths
+
+
+def attach_models(out: Path, analysis: dict[str, Any], rates_paths: list[Path]
+                  ) -> list[dict[str, Any]]:
+    """The model of each run's fitted rates, added to the run as ``model`` (and to
+    analysis.json)."""
+    models = []
+    by_run = {json.loads(p.read_text())["provenance"]["run"]: p for p in rates_paths}
+    for r in analysis["runs"]:
+        if r["run"] in by_run:
+            r["model"] = model_summary(json.loads(by_run[r["run"]].read_text()), r)
+            models.append(r["model"])
+    (out / "analysis.json").write_text(json.dumps(analysis, indent=2) + "\n")
+    return models
 
 
 def _safe(name: str) -> str:

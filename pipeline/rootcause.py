@@ -19,6 +19,7 @@ from pipeline.ruletable import sql
 
 DEFAULT_BEFORE_S = 15 * 60.0
 DEFAULT_AFTER_S = 5 * 60.0
+NODE_SKEW_S = 30.0  #: node-level evidence may be stamped this much after the attempt's end
 TAIL_LINES = 15
 
 
@@ -51,7 +52,7 @@ def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
     con.execute("CREATE OR REPLACE TABLE interruptions_base AS SELECT * FROM ib_arrow")
     con.unregister("ib_arrow")
     con.execute("CREATE OR REPLACE TABLE evidence AS " + sql("evidence"),
-                {"before_s": before_s, "after_s": after_s})
+                {"before_s": before_s, "after_s": after_s, "skew_s": NODE_SKEW_S})
     causes = {b["attempt"]: Cause(b["attempt"]) for b in base}
     rows = con.execute(
         "SELECT attempt, category, host, kind, code, message, file, line_no, ts, "

@@ -6,7 +6,10 @@
 --     incarnations "<uid>#<n>" the pod uid), or it carries no job id and happened on one of
 --     the attempt's nodes (kernel, slurmd, node-level scheduler lines), and
 --   * its time is inside [last progress - before, end + after] (without progress: from the
---     attempt's start - before), and
+--     attempt's start - before); node-level lines (no job id) only up to end + $skew_s: a
+--     fault logged by a node after the job was already gone cannot have ended it (the
+--     allowance is for clock skew between hosts), while scheduler records of the job itself
+--     are often written later (sacct End, slurmctld completion), and
 --   * its category is a failure category (not none/progress/checkpoint/unclassified).
 -- Ranking: the most specific evidence is the root cause, the earliest among equals (then file
 -- and line for a stable order); the rest are listed as symptoms.
@@ -23,7 +26,8 @@ matched AS (
     FROM interruptions_base i
     JOIN ev e
       ON e.ts >= coalesce(i.last_progress, i.start) - to_seconds($before_s)
-     AND e.ts <= i."end" + to_seconds($after_s)
+     AND e.ts <= i."end" + to_seconds(CASE WHEN e.job_id IS NULL
+                                           THEN least($after_s, $skew_s) ELSE $after_s END)
      AND (e.job_id = i.job_id
           OR e.job_id = split_part(i.job_id, '#', 1)
           OR (e.job_id IS NULL AND list_contains(i.nodes, e.host)))

@@ -1,0 +1,85 @@
+"""The model next to the realized run: what its own fitted rates predict.
+
+``model_summary(rates_doc, run)`` gives, for one analysed run and its fitted rates:
+
+* ``predicted``: the TOR the model expects for *this* run -- the ideal work it did (T_opt)
+  over the expected wall time to do that work from its first start to its last end
+  (``model.wall_for_work``: first startup and tail included, as in the realized TOR) -- with
+  the 95% interval propagated from the rate intervals; and the steady-state TOR.
+* ``vs_gpus`` / ``vs_tau``: TOR at other scales and checkpoint intervals (for plots), with
+  the TOR-maximising interval and Young's and Daly's estimates.
+* ``key_factors``: categories and stages, most costly first, with the TOR gained if each were
+  removed or halved.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from pipeline.model import predict, wall_for_work
+from pipeline.model_core import process, tor_value
+from pipeline.rates import from_json
+
+
+def model_summary(rates_doc: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    rates = from_json(rates_doc)
+    pred = predict(rates)
+    work = float(run["t_opt_s"])
+    wall, lo_wall, hi_wall = wall_for_work(rates, work)
+    tor = work / wall if wall > 0 else None
+    gpus0 = rates.scale.gpus
+    gpn = rates.scale.gpus_per_node
+    gpus = sorted({max(gpn, int(gpus0 * f) // gpn * gpn) for f in
+                   (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128)})
+    p = process(rates)
+    taus = np.geomspace(max(60.0, rates.ideal_step_s), 8 * 3600.0, 24)
+    choices = {t.name: t.tau_s for t in pred.taus}
+    return {
+        "predicted": {
+            "tor": tor,
+            "low": work / hi_wall if hi_wall else None,
+            "high": work / lo_wall if lo_wall else None,
+            "steady_tor": pred.tor, "steady_low": pred.tor_low, "steady_high": pred.tor_high,
+            "first_order": pred.tor_first_order, "daly": pred.tor_daly,
+            "interval_method": pred.interval_method,
+            "failures_per_day": pred.failures_per_day,
+            "mtbf_s": pred.mtbf_s if math.isfinite(pred.mtbf_s) else None,
+            "mean_restart_s": pred.mean_restart_s,
+        },
+        "realized_tor": run["tor"],
+        "vs_gpus": [[g, predict(rates, g).tor] for g in gpus],
+        "vs_tau": [[float(t), float(tor_value(p, float(t)))] for t in taus],
+        "tau_s": rates.checkpoint.tau_s,
+        "tau_opt_s": _fin(choices.get("optimal (exact)")),
+        "tau_young_s": _fin(choices.get("Young")),
+        "tau_daly_s": _fin(choices.get("Daly")),
+        "key_factors": [
+            {"name": f.name, "kind": f.kind, "mode": f.mode, "wall_share": f.wall_share,
+             "gain_without": f.gain_without, "gain_halved": f.gain_halved}
+            for f in pred.factors],
+    }
+
+
+def _fin(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def render_model(m: dict[str, Any]) -> str:
+    p = m["predicted"]
+    iv = (f" [{p['low']:.3f}, {p['high']:.3f}]" if p["low"] is not None and p["high"]
+          is not None else "")
+    lines = [f"  Model (from this run's fitted rates): predicted TOR {p['tor']:.3f}{iv} "
+             f"vs realized {m['realized_tor']:.3f}; steady state {p['steady_tor']:.3f}",
+             f"  {p['failures_per_day']:.2f} interruptions/day, mean restart "
+             f"{p['mean_restart_s'] / 60:.1f} min; checkpoint every {m['tau_s'] / 60:.1f} min"
+             + (f", TOR-maximising {m['tau_opt_s'] / 60:.1f} min" if m["tau_opt_s"] else "")]
+    top = [f for f in m["key_factors"] if f["gain_without"] > 0][:5]
+    if top:
+        lines.append("  Key factors (TOR gained if removed / halved): " + "; ".join(
+            f"{f['name']}{' (fail-slow)' if f['mode'] == 'fail-slow' else ''} "
+            f"+{100 * f['gain_without']:.2f} / +{100 * f['gain_halved']:.2f} pp"
+            for f in top))
+    return "\n".join(lines)
