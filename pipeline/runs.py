@@ -40,13 +40,18 @@ def load_run_map(path: Path | None) -> pa.Table:
 
 def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table) -> str:
     """Create ``attempts_linked`` in ``con``; returns the fidelity: ``scheduler`` when the
-    attempts come from scheduler records, ``progress`` when inferred from training logs."""
+    attempts come from Slurm records, ``progress`` when inferred from training logs (no
+    scheduler records, or only Kubernetes pod/PyTorchJob status, which keeps too little
+    history to rebuild every restart)."""
     con.register("run_map_arrow", run_map)
     con.execute("CREATE OR REPLACE TABLE run_map AS SELECT * FROM run_map_arrow")
     con.unregister("run_map_arrow")
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + sql("attempts_linked"))
-    row = con.execute("SELECT count(*) FROM attempts_linked").fetchall()[0]
-    if row is not None and row[0] > 0:
+    row = con.execute("SELECT count(*), count(*) FILTER (source IN ('k8s_pod', 'pytorchjob'))"
+                      " FROM attempts_linked").fetchall()[0]
+    # Kubernetes keeps only the last two container runs of a pod and one record per
+    # PyTorchJob: with nothing else, the training output tells the attempts more completely
+    if row[0] > 0 and row[1] < row[0]:
         con.execute("ALTER TABLE attempts_linked ADD COLUMN fidelity VARCHAR DEFAULT 'scheduler'")
         return "scheduler"
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + sql("attempts_inferred"))

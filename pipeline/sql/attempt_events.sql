@@ -24,7 +24,9 @@ JOIN attempts_linked a
       -- output saved per pod (kubectl logs POD > .../POD.log): no job id in the lines, the
       -- pod's name in the file's path
       OR (ev.job_id IS NULL AND a.name IS NOT NULL AND a.source = 'k8s_pod'
-          AND contains(ev.file, a.name)))
+          AND contains(ev.file, a.name))
+      -- attempts inferred from an output file: that file's lines
+      OR (ev.job_id IS NULL AND a.source = 'inferred' AND ev.file = a.job_id))
  AND ev.at >= a.start
  AND ev.at <= coalesce(a."end", ev.at)
 ORDER BY a.run, a.start, ev.file, ev.line_no

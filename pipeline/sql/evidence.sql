@@ -22,7 +22,7 @@ WITH ev AS (
 matched AS (
     SELECT i.attempt, i.run, e.event_id, e.ts, e.host, e.source, e.kind, e.code, e.category,
            e.mode, e.specificity, e.rule_id, e.message, e.file, e.line_no,
-           CASE WHEN e.job_id IS NOT NULL THEN 'job' ELSE 'node' END AS scope
+           CASE WHEN e.job_id IS NOT NULL OR e.file = i.job_id THEN 'job' ELSE 'node' END AS scope
     FROM interruptions_base i
     JOIN ev e
       ON e.ts >= coalesce(i.last_progress, i.start) - to_seconds($before_s)
@@ -30,6 +30,7 @@ matched AS (
                                            THEN least($after_s, $skew_s) ELSE $after_s END)
      AND (e.job_id = i.job_id
           OR e.job_id = split_part(i.job_id, '#', 1)
+          OR (e.job_id IS NULL AND e.file = i.job_id)
           OR (e.job_id IS NULL AND list_contains(i.nodes, e.host)))
 )
 SELECT *,
