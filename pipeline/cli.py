@@ -23,13 +23,8 @@ from parsers.registry import UnknownSourceError
 from parsers.timeutil import TimeError, get_tz
 from pipeline import render
 from pipeline.analyze import AnalysisError, analyze_db
-from pipeline.cli_plan import plan
-from pipeline.cli_simulate import simulate
 from pipeline.explain import explain_files
-from pipeline.fit import fit_dir
-from pipeline.fit_text import render_rates
 from pipeline.ingest import ingest
-from pipeline.predicted import model_summary, render_model
 from pipeline.report_text import render as render_analysis
 from pipeline.ruletable import RulesError
 from pipeline.units import DurationError, parse_duration
@@ -38,7 +33,26 @@ USER_ERRORS = (InputError, TimeError, RulesError, UnknownSourceError, HostlistEr
                AnalysisError, DurationError)
 
 
+#: commands whose modules import scipy or matplotlib: loaded only when used, so that
+#: `tormortem ingest` does not pay for them at start-up
+LAZY = {"plan": "pipeline.cli_plan:plan", "simulate": "pipeline.cli_simulate:simulate",
+        "report": "pipeline.cli_report:report"}
+
+
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *(n for n in LAZY if _loadable(n))})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY and name not in self.commands and _loadable(name):
+            import importlib
+
+            mod, attr = LAZY[name].split(":")
+            cmd = getattr(importlib.import_module(mod), attr)
+            assert isinstance(cmd, click.Command)
+            self.add_command(cmd, name)
+        return super().get_command(ctx, name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -204,6 +218,8 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
     (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
     rates_docs = write_rates(out, result)
     models = attach_models(out, result, rates_docs)
+    from pipeline.predicted import render_model
+
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
@@ -217,6 +233,8 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
 
 def write_rates(out: Path, analysis: dict[str, Any]) -> list[Path]:
     """rates.json (one run) or rates-<run>.json per run, beside the analysis."""
+    from pipeline.fit import fit_dir
+
     docs = fit_dir(out, analysis)
     paths = []
     for run, doc in docs.items():
@@ -230,6 +248,8 @@ def attach_models(out: Path, analysis: dict[str, Any], rates_paths: list[Path]
                   ) -> list[dict[str, Any]]:
     """The model of each run's fitted rates, added to the run as ``model`` (and to
     analysis.json)."""
+    from pipeline.predicted import model_summary
+
     models = []
     by_run = {json.loads(p.read_text())["provenance"]["run"]: p for p in rates_paths}
     for r in analysis["runs"]:
@@ -261,6 +281,8 @@ def fit_cmd(directory: Path, as_json: bool) -> None:
     if not path.exists():
         raise click.ClickException(f"{path} not found; run `tormortem analyze LOGS --out "
                                    f"{directory}` first")
+    from pipeline.fit_text import render_rates
+
     analysis = json.loads(path.read_text())
     paths = write_rates(directory, analysis)
     for p in paths:
@@ -292,5 +314,9 @@ def sources_cmd() -> None:
         click.echo(f"{p.name:<{width}}  {p.description}")
 
 
-main.add_command(simulate)
-main.add_command(plan)
+
+
+def _loadable(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(LAZY[name].split(":")[0]) is not None
