@@ -188,13 +188,15 @@ def explain_cmd(paths: tuple[str, ...], jsonl: bool, source: str | None, tz: str
               help="Evidence window before an interrupted attempt's last progress.")
 @click.option("--window-after", default="5m", show_default=True, metavar="DURATION",
               help="Evidence window after an interrupted attempt's end.")
+@click.option("--report", "with_report", is_flag=True,
+              help="Also write report.html and report.pdf into --out (see `tormortem report`).")
 @_source_opt
 @_tz_opt
 @_year_opt
 @_rules_opt
 def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path | None,
                 ideal_step_time: str | None, window_before: str, window_after: str,
-                source: str | None, tz: str, year: int | None,
+                with_report: bool, source: str | None, tz: str, year: int | None,
                 rules_files: tuple[Path, ...]) -> None:
     """Realized TOR: ingest the logs, then split each run's wall time exactly.
 
@@ -206,6 +208,7 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
     Example:
       tormortem analyze sample_logs/demo --out reports/demo
       tormortem analyze logs/ --out /tmp/tm --json > analysis.json
+      tormortem analyze sample_logs/demo --out reports/demo --report
     """
     files = _inputs(paths)
     ideal = parse_duration(ideal_step_time) if ideal_step_time else None
@@ -218,7 +221,21 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
     (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
     rates_docs = write_rates(out, result)
     models = attach_models(out, result, rates_docs)
-    from pipeline.predicted import render_model
+    from pipeline.predicted import render_model, report_model
+
+    model = report_model(result)
+    if model is not None:
+        (out / "model.json").write_text(json.dumps(model, indent=2) + "\n")
+    written: list[Path] = []
+    if with_report:
+        from pipeline.report import PdfError, write_report
+
+        rates = json.loads(rates_docs[0].read_text()) if len(rates_docs) == 1 else None
+        try:
+            html, pdf = write_report(out, result, rates, model)
+        except PdfError as e:
+            raise click.ClickException(str(e)) from None
+        written = [p for p in (html, pdf) if p is not None]
 
     if as_json:
         click.echo(json.dumps(result, indent=2))
@@ -229,6 +246,8 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
         for path in rates_docs:
             click.echo(f"\nFitted rates: {path} (tormortem fit {out} prints them; "
                        f"tormortem plan --rates {path} answers what-ifs)")
+        for path in written:
+            click.echo(f"Report: {path}")
 
 
 def write_rates(out: Path, analysis: dict[str, Any]) -> list[Path]:

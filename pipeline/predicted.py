@@ -83,3 +83,28 @@ def render_model(m: dict[str, Any]) -> str:
             f"+{100 * f['gain_without']:.2f} / +{100 * f['gain_halved']:.2f} pp"
             for f in top))
     return "\n".join(lines)
+
+
+def report_model(analysis: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``model`` input of pipeline.report (see its docstring) from the runs' models."""
+    runs = [r for r in analysis["runs"] if r.get("model")]
+    if not runs:
+        return None
+
+    def pred(m: dict[str, Any]) -> dict[str, Any]:
+        p = m["predicted"]
+        return {"tor": p["tor"], "low": p["low"], "high": p["high"], "level": 0.95}
+
+    first = runs[0]["model"]
+    gpus = max((a.get("gpus") or 0 for a in runs[0]["attempts"]), default=0) or None
+    return {
+        "predicted": pred(first),
+        "runs": {r["run"]: pred(r["model"]) for r in runs},
+        "vs_gpus": first["vs_gpus"], "gpus": gpus,
+        "vs_tau": first["vs_tau"], "tau_s": first["tau_s"], "tau_opt_s": first["tau_opt_s"],
+        "key_factors": [[f["name"] + (" (fail-slow)" if f["mode"] == "fail-slow" else ""),
+                         f["gain_without"]] for f in first["key_factors"]],
+        "note": "predicted from the run's own fitted rates (rates.json): the expected wall "
+                "time of its ideal work, first startup and tail included; interval propagated "
+                "from the exact 95% rate intervals",
+    }
