@@ -130,16 +130,8 @@ class SlurmLogSink:
             peer = f"10.0.{int(rng.integers(0, 255))}.{int(rng.integers(1, 255))}"
             out.append(jl.nccl_ib_warn(host, pid, pid + int(rng.integers(30, 90)),
                                        rank % self.gpn, peer, int(rng.integers(30000, 60000))))
-        elif f.category == "gpu_memory":
-            out += jl.worker_traceback(
-                rank, "RuntimeError: CUDA error: uncorrectable ECC error encountered")
-        elif f.category == "user_code":
-            out += jl.worker_traceback(
-                rank, "ValueError: Expected input batch_size (8) to match target batch_size (4).")
-        elif f.category == "storage":
-            out += jl.worker_traceback(
-                rank, f"OSError: [Errno 5] Input/output error: '{s.ckpt_dir}/"
-                f"iter_{a.last_iteration:07d}/__{rank}_0.distcp'")
+        else:
+            out += jl.exception_lines(f.category, rank, s.ckpt_dir, a.last_iteration)
         stamp = ck.dt(a.end - 1.0).strftime("%Y-%m-%d_%H:%M:%S")
         out += jl.child_failed(host, rank, rank % self.gpn, exitcode, pid, stamp)
         out.append(f"srun: error: {host}: task {rank // self.gpn}: Exited with exit code 1")

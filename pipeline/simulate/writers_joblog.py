@@ -202,3 +202,20 @@ def stepd(job_id: str, host: str, when: str, why: str) -> str:
 def nccl_ib_warn(host: str, pid: int, tid: int, dev: int, peer: str, port: int) -> str:
     return (f"{host}:{pid}:{tid} [{dev}] NCCL WARN NET/IB : Got completion from peer "
             f"{peer}<{port}> with error 12, opcode 0, len 0, vendor err 129 (Recv)")
+
+
+def exception_lines(category: str, rank: int, ckpt_dir: str, last_iteration: int) -> list[str]:
+    """The traceback a failing rank prints for categories that end in a Python exception
+    (ECC error surfacing through CUDA, a bug in the training code, a checkpoint I/O error);
+    other categories print none."""
+    if category == "gpu_memory":
+        return worker_traceback(
+            rank, "RuntimeError: CUDA error: uncorrectable ECC error encountered")
+    if category == "user_code":
+        return worker_traceback(
+            rank, "ValueError: Expected input batch_size (8) to match target batch_size (4).")
+    if category == "storage":
+        return worker_traceback(
+            rank, f"OSError: [Errno 5] Input/output error: '{ckpt_dir}/"
+            f"iter_{last_iteration:07d}/__{rank}_0.distcp'")
+    return []
