@@ -36,12 +36,23 @@ UNPARSED = 2  #: nothing recognised it
 
 UNPARSED_SAMPLES_PER_FILE = 20
 
-_HOST_DIR = re.compile(
-    r"^(?:[a-z][a-z0-9-]*[a-z-])?\d+[a-z0-9-]*$|^(?:node|gpu|host|worker|compute|nid)[a-z0-9-]*$",
-    re.IGNORECASE,
-)
-_NOT_HOSTS = {"logs", "log", "var", "tmp", "kernel", "slurm", "k8s", "jobs", "output"}
-
+#: a directory named like a host: letters then digits (node017, dgx-042, tmn1), rack-style
+#: (r12-n3) or an EC2-style ip-10-0-0-1
+_HOST_DIR = re.compile(r"^[a-z][a-z_-]*\d+$|^[a-z]+\d+(?:-[a-z]+\d+)+$|^ip(?:-\d{1,3}){4}$",
+                       re.IGNORECASE)
+#: ... but not one of the words people number their own folders with (run2, test1, v3, ...)
+_NOT_HOST_DIR = re.compile(
+    r"^(?:run|runs|test|tests|tmp|temp|v|ver|version|rev|log|logs|data|out|output|job|jobs|"
+    r"slurm|attempt|part|exp|experiment|day|week|seed|trial|rank|epoch|step|iter|chunk|batch|"
+    r"shard|ckpt|checkpoint|build|case|sample|sample_logs|campaign|backup|copy|old|new)"
+    r"[-_]?\d+$", re.IGNORECASE)
+_LOG_WORD = r"(?:kern|kernel|syslog|messages|dmesg|journal|slurmd|syslogd)"
+_HOST_IN_NAME = [
+    re.compile(rf"^{_LOG_WORD}[._-](?P<h>[a-z][a-z0-9-]*\d[a-z0-9-]*)(?:\.|$)", re.I),
+    re.compile(rf"^(?P<h>[a-z][a-z0-9-]*\d[a-z0-9-]*)[._-]{_LOG_WORD}(?:\.|$)", re.I),
+    re.compile(r"(?:^|[._-])(?P<h>(?:node|gpu|host|worker|compute|nid)[-_]?\d+[a-z0-9-]*)",
+               re.I),
+]
 
 @dataclass
 class FileContext:
@@ -62,15 +73,19 @@ class FileContext:
 
 
 def host_from_path(path: str) -> str | None:
-    """Host named by the file's directory or name: ``node017/kern.log``, ``node017.kern.log``,
-    ``kern-node017.log``. Returns None when nothing looks like a host name."""
+    """Host named by the file's name or its directory: ``slurmd-n4.log``, ``kern-node017.log``,
+    ``node017.kern.log``, ``node017/kern.log``. The file name wins over directories (a user's
+    ``run2/slurmd-n4.log`` is n4's); a directory counts only if named like a host and not like
+    a numbered folder (run2, test1, v3 ...). None when nothing looks like a host name."""
     p = PurePath(path)
+    for pat in _HOST_IN_NAME:
+        m = pat.search(p.name)
+        if m:
+            return m.group("h")
     for part in reversed(p.parent.parts[-3:]):
-        if part.lower() not in _NOT_HOSTS and _HOST_DIR.match(part):
+        if _HOST_DIR.match(part) and not _NOT_HOST_DIR.match(part):
             return part
-    m = re.search(r"(?:^|[._-])((?:node|gpu|host|worker|compute|nid)[-_]?\d+[a-z0-9-]*)",
-                  p.name, re.IGNORECASE)
-    return m.group(1) if m else None
+    return None
 
 
 _JOB_FILE = re.compile(r"(?:slurm|job)[-_](\d+(?:_\d+)?)(?:[._-]|$)", re.IGNORECASE)

@@ -83,6 +83,7 @@ class JobLogParser(LineParser):
         self._rank: int | None = None
         self._line = 0
         self._msg = ""
+        self._execution_ended = False
         self._emitted = 0
         self._emitted_ts: int | None = None
 
@@ -127,6 +128,8 @@ class JobLogParser(LineParser):
         f.setdefault("line_no", self._line)
         self.events.add(**f)
         self._emitted += 1
+        if f.get("kind") == "slurm_job_cancelled":
+            self._execution_ended = True
 
     # -- per line ---------------------------------------------------------------------------
     def parse_line(self, text: str, line_no: int) -> int:
@@ -172,6 +175,12 @@ class JobLogParser(LineParser):
         if self._emitted_ts is not None and p.ts is None:
             self._last_ts, self._last_line = self._emitted_ts, line_no
             self._own.append((line_no, self._emitted_ts))
+        if self._execution_ended:
+            # Slurm's "*** JOB N ... CANCELLED AT t ***" ends an execution; in an output file
+            # appended across requeues the unstamped lines after it may belong to the next
+            # execution, so they get no inherited time ('missing') until a new stamp
+            self._execution_ended = False
+            self._last_ts, self._last_line = None, line_no
         if status is None:
             if self._emitted:
                 return EVENT

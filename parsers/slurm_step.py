@@ -41,7 +41,8 @@ from parsers.base import EVENT, NOISE, Emit
 from parsers.hostlist import HostlistError, expand
 from parsers.timeutil import TimeError, parse_iso
 
-_PREFIX = re.compile(r"^(?:srun|slurmstepd(?:-\S+)?): (?:error: )?")
+#: "slurmstepd-<node>: " names the node the step daemon ran on (Slurm >= 21.08)
+_PREFIX = re.compile(r"^(?:srun|slurmstepd(?:-(?P<node>[^:\s]+))?): (?:error: )?")
 _TASK = re.compile(r"^(\S+): (tasks?) ([\d,\-]+): (.+?)\s*$")
 _EXIT = re.compile(r"^Exited with exit code (\d+)$")
 _VERDICT = re.compile(
@@ -85,8 +86,9 @@ class SlurmStepMatcher:
         if msg.startswith("Detected "):
             m = _OOM.match(msg)
             if m is not None:
+                node = {"host": p.group("node")} if p.group("node") else {}
                 emit(kind="oom_event", code="cgroup", value=float(m.group(1)),
-                     job_id=m.group(2), message=msg, format=self.format)
+                     job_id=m.group(2), message=msg, format=self.format, **node)
                 return EVENT
         m2 = _TASK.match(msg)
         if m2 is not None:

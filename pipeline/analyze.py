@@ -64,12 +64,18 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
         for ri in runs:
             d = decompose(ri.attempts, ideal_step_s=ideal_step_s)
             decs[ri.run] = d
+            executions: dict[str, int] = {}
+            for row in ri.rows:
+                executions[row["job_id"]] = executions.get(row["job_id"], 0) + 1
             for k, p in enumerate(d.attempts[:-1]):
                 row = ri.rows[k]
                 base.append({"attempt": p.attempt, "run": ri.run, "job_id": row["job_id"],
+                             "executions": executions[row["job_id"]],
                              "nodes": list(row["nodes"] or []),
                              "start": _dt(p.start), "end": _dt(p.end),
-                             "last_progress": _dt(p.last_progress)})
+                             "last_progress": _dt(p.last_progress),
+                             "next_start": _dt(d.attempts[k + 1].start),
+                             "first_in_run": k == 0})
         causes = find_causes(con, base, before_s, after_s)
         for ri in runs:
             d = decs[ri.run]

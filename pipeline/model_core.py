@@ -120,7 +120,7 @@ def _expm1_ratio(L: np.ndarray, u: np.ndarray) -> np.ndarray:
     return out
 
 
-def stages(p: Process, lam: np.ndarray | None = None, slow: np.ndarray | None = None,
+def _stages(p: Process, lam: np.ndarray | None = None, slow: np.ndarray | None = None,
            tau_s: float | None = None, save: bool = True) -> dict[str, np.ndarray]:
     """Expected wall seconds per segment of ``tau`` ideal compute, split into stages that sum
     exactly to ``wall``: useful, jitter, checkpoint, lost, hang, repair, startup, slow."""
@@ -242,3 +242,10 @@ def _argmax(f: Any, lo: float, hi: float) -> float:
     res = minimize_scalar(lambda x: -f(math.exp(x)), bounds=(math.log(lo), math.log(hi)),
                           method="bounded", options={"xatol": 1e-7})
     return float(math.exp(res.x))
+
+
+def stages(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """``_stages`` without floating-point warnings: in hopeless regimes (failures far more
+    often than a checkpoint segment) the expected wall time overflows to inf, i.e. TOR 0."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _stages(*args, **kwargs)

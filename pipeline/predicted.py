@@ -25,6 +25,23 @@ from pipeline.rates import from_json
 
 
 def model_summary(rates_doc: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """See the module docstring; non-finite numbers (hopeless regimes) come out as None."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        out: dict[str, Any] = _finite(_summary(rates_doc, run))
+    return out
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite(v) for v in x]
+    return x
+
+
+def _summary(rates_doc: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     rates = from_json(rates_doc)
     pred = predict(rates)
     work = float(run["t_opt_s"])
@@ -69,6 +86,9 @@ def _fin(x: float | None) -> float | None:
 
 def render_model(m: dict[str, Any]) -> str:
     p = m["predicted"]
+    if p["tor"] is None or p["steady_tor"] is None:
+        return ("  Model (from this run's fitted rates): no finite prediction -- failures come "
+                "far more often than a checkpoint interval of work")
     iv = (f" [{p['low']:.3f}, {p['high']:.3f}]" if p["low"] is not None and p["high"]
           is not None else "")
     lines = [f"  Model (from this run's fitted rates): predicted TOR {p['tor']:.3f}{iv} "

@@ -39,8 +39,10 @@ class Cause:
 
 INTERRUPTIONS_BASE = pa.schema([
     ("attempt", pa.string()), ("run", pa.string()), ("job_id", pa.string()),
-    ("nodes", pa.list_(pa.string())), ("start", pa.timestamp("us", tz="UTC")),
-    ("end", pa.timestamp("us", tz="UTC")), ("last_progress", pa.timestamp("us", tz="UTC")),
+    ("executions", pa.int64()), ("nodes", pa.list_(pa.string())),
+    ("start", pa.timestamp("us", tz="UTC")), ("end", pa.timestamp("us", tz="UTC")),
+    ("last_progress", pa.timestamp("us", tz="UTC")),
+    ("next_start", pa.timestamp("us", tz="UTC")), ("first_in_run", pa.bool_()),
 ])
 
 

@@ -1,37 +1,60 @@
 -- evidence: every classified event that may explain an interruption.
--- Inputs: interruptions_base (attempt, run, job_id, nodes, start, end, last_progress),
--- classified_events. Parameters: $before_s, $after_s (the evidence window, seconds).
+-- Inputs: interruptions_base (attempt, run, job_id, executions (how many executions share the
+-- job id), nodes, start, end, last_progress, next_start, first_in_run), classified_events.
+-- Parameters: $before_s, $after_s (the evidence window), $skew_s (clock-skew allowance).
 -- An event is evidence for an attempt when
 --   * it is in the attempt's own output or scheduler record (same job id; for Kubernetes pod
---     incarnations "<uid>#<n>" the pod uid), or it carries no job id and happened on one of
---     the attempt's nodes (kernel, slurmd, node-level scheduler lines), and
---   * its time is inside [last progress - before, end + after] (without progress: from the
---     attempt's start - before); node-level lines (no job id) only up to end + $skew_s: a
---     fault logged by a node after the job was already gone cannot have ended it (the
---     allowance is for clock skew between hosts), while scheduler records of the job itself
---     are often written later (sacct End, slurmctld completion), and
+--     incarnations "<uid>#<n>" the pod uid; for attempts inferred from an output file, that
+--     file), or it carries no job id and happened on one of the attempt's nodes (kernel,
+--     slurmd, node-level scheduler lines), and
+--   * its time is inside the window, which is
+--       - for the job's own lines: from max(last progress - before, start) -- a requeued
+--         job's earlier executions write to the same output and records (Slurm logs the
+--         requeue of the previous one seconds before this one starts) -- to
+--         min(end + after, start of the next attempt) -- scheduler records of the job are
+--         often written after its end (sacct End, slurmctld), but the next execution's are not
+--         this one's;
+--       - for node lines: from last progress - before (a node can be broken before the job
+--         fails), but not before the start of an attempt that follows another (what a node
+--         logged before belongs to the previous attempt or the gap: a node set DOWN for the
+--         last failure must not be blamed again), to min(end + skew, next start): a fault a
+--         node logs after the job was gone cannot have ended it;
+--     (without progress, the attempt's start stands for its last progress), and
 --   * its category is a failure category (not none/progress/checkpoint/unclassified).
+-- A job-output line with no time at all (an .err file that never printed a stamp) counts at
+-- the attempt's end when its job id had a single execution, so there is no doubt whose it is.
 -- Ranking: the most specific evidence is the root cause, the earliest among equals (then file
 -- and line for a stable order); the rest are listed as symptoms.
 WITH ev AS (
     SELECT *
     FROM classified_events
-    WHERE ts IS NOT NULL
-      AND category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
+    WHERE category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
 ),
-matched AS (
-    SELECT i.attempt, i.run, e.event_id, e.ts, e.host, e.source, e.kind, e.code, e.category,
-           e.mode, e.specificity, e.rule_id, e.message, e.file, e.line_no,
-           CASE WHEN e.job_id IS NOT NULL OR e.file = i.job_id THEN 'job' ELSE 'node' END AS scope
+scoped AS (
+    SELECT i.attempt, i.run, i.start, i."end", i.last_progress, i.next_start, i.first_in_run,
+           e.*,
+           coalesce(e.ts, i."end") AS when_ts,
+           CASE WHEN e.job_id IS NOT NULL OR e.file = i.job_id THEN 'job' ELSE 'node' END
+               AS scope
     FROM interruptions_base i
     JOIN ev e
-      ON e.ts >= coalesce(i.last_progress, i.start) - to_seconds($before_s)
-     AND e.ts <= i."end" + to_seconds(CASE WHEN e.job_id IS NULL
-                                           THEN least($after_s, $skew_s) ELSE $after_s END)
-     AND (e.job_id = i.job_id
+      ON (e.job_id = i.job_id
           OR e.job_id = split_part(i.job_id, '#', 1)
           OR (e.job_id IS NULL AND e.file = i.job_id)
           OR (e.job_id IS NULL AND list_contains(i.nodes, e.host)))
+     AND (e.ts IS NOT NULL OR (e.job_id IS NOT NULL AND i.executions = 1))
+),
+matched AS (
+    SELECT attempt, run, event_id, when_ts AS ts, host, source, kind, code, category, mode,
+           specificity, rule_id, message, file, line_no, scope
+    FROM scoped
+    WHERE when_ts >= CASE WHEN scope = 'job' OR NOT first_in_run
+                     THEN greatest(coalesce(last_progress, start) - to_seconds($before_s),
+                                   start)
+                     ELSE coalesce(last_progress, start) - to_seconds($before_s) END
+      AND when_ts <= least(coalesce(next_start, 'infinity'::TIMESTAMPTZ),
+                      "end" + to_seconds(CASE WHEN scope = 'job' THEN $after_s
+                                              ELSE least($after_s, $skew_s) END))
 )
 SELECT *,
        row_number() OVER (PARTITION BY attempt

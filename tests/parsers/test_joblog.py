@@ -177,3 +177,20 @@ def test_interleaved_rank_tracebacks_stay_apart() -> None:
     got = sorted((r["rank"], r["code"]) for r in rows if r["kind"] == "python_exception")
     assert got == [(0, "ValueError"), (1, "KeyError")]
     assert acct.unparsed == 0
+
+
+def test_lines_after_an_execution_ending_banner_get_no_inherited_time() -> None:
+    # A requeued job's .err (opened with --open-mode=append) as a real Slurm 22.05 wrote it:
+    # the first execution ends with slurmstepd's banner; the next execution's srun line has no
+    # stamp and must not take the previous execution's time (tests/integration found this).
+    text = (
+        "slurmstepd-tmn1: error: *** JOB 3 ON tmn1 CANCELLED AT 2026-11-29T20:40:01 DUE TO "
+        "JOB REQUEUE ***\n"
+        "srun: error: Node failure on tmn2\n"
+    )
+    rows, _, acct = parse(JobLogParser, text, "logs/slurm-3.err")
+    by_kind = {r["kind"]: r for r in rows}
+    assert by_kind["slurm_job_cancelled"]["ts"].isoformat() == "2026-11-29T20:40:01+00:00"
+    node_fail = [r for r in rows if r["kind"] != "slurm_job_cancelled"]
+    assert [(r["ts"], r["ts_flag"]) for r in node_fail] == [(None, "missing")]
+    assert acct.unparsed == 0

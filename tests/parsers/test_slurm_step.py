@@ -88,12 +88,13 @@ def test_cancel_verdicts() -> None:
          "job_id": "1235", "code": "CANCELLED"},
         {"ts": "2015-03-01T08:00:00Z", "host": None, "kind": "slurm_job_cancelled",
          "job_id": "1236", "code": "NODE FAILURE"},
-        {"ts": "2015-03-01T08:00:00Z", "host": "node017", "kind": "slurm_job_failed",
+        # no stamp of its own, and the line before ended an execution: no inherited time
+        {"ts": None, "host": "node017", "kind": "slurm_job_failed",
          "job_id": "1237", "code": "FAILED"},
         {"ts": "2024-05-01T13:00:00Z", "host": "node021", "kind": "slurm_stepd_terminated",
          "job_id": "1238", "code": "JOB NOT ENDING WITH SIGNALS"},
     ]
-    assert [r["ts_flag"] for r in rows] == ["assumed_tz"] * 6 + ["inherited", "assumed_tz"]
+    assert [r["ts_flag"] for r in rows] == ["assumed_tz"] * 6 + ["missing", "assumed_tz"]
     assert (acct.read, acct.events, acct.unparsed) == (8, 8, 0)
 
 
