@@ -1,0 +1,1 @@
+"""Integration tests against a real Slurm started by the harness (marker ``slurm``)."""
