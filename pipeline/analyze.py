@@ -75,7 +75,8 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                              "start": _dt(p.start), "end": _dt(p.end),
                              "last_progress": _dt(p.last_progress),
                              "next_start": _dt(d.attempts[k + 1].start),
-                             "first_in_run": k == 0})
+                             "first_in_run": k == 0,
+                             "end_inferred": row.get("fidelity") == "progress"})
         causes = find_causes(con, base, before_s, after_s)
         for ri in runs:
             d = decs[ri.run]

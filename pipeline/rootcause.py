@@ -43,6 +43,7 @@ INTERRUPTIONS_BASE = pa.schema([
     ("start", pa.timestamp("us", tz="UTC")), ("end", pa.timestamp("us", tz="UTC")),
     ("last_progress", pa.timestamp("us", tz="UTC")),
     ("next_start", pa.timestamp("us", tz="UTC")), ("first_in_run", pa.bool_()),
+    ("end_inferred", pa.bool_()),
 ])
 
 

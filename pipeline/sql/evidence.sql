@@ -1,6 +1,7 @@
 -- evidence: every classified event that may explain an interruption.
 -- Inputs: interruptions_base (attempt, run, job_id, executions (how many executions share the
--- job id), nodes, start, end, last_progress, next_start, first_in_run), classified_events.
+-- job id), nodes, start, end, last_progress, next_start, first_in_run, end_inferred),
+-- classified_events.
 -- Parameters: $before_s, $after_s (the evidence window), $skew_s (clock-skew allowance).
 -- An event is evidence for an attempt when
 --   * it is in the attempt's own output or scheduler record (same job id; for Kubernetes pod
@@ -19,7 +20,9 @@
 --         logged before belongs to the previous attempt or the gap: a node set DOWN for the
 --         last failure must not be blamed again), to min(end + skew, next start): a fault a
 --         node logs after the job was gone cannot have ended it;
---     (without progress, the attempt's start stands for its last progress), and
+--     (without progress, the attempt's start stands for its last progress; an attempt inferred
+--     from its output ended some time after its last line, so node lines count up to the
+--     job's own limit, end + after), and
 --   * its category is a failure category (not none/progress/checkpoint/unclassified).
 -- A job-output line with no time at all (an .err file that never printed a stamp) counts at
 -- the attempt's end when its job id had a single execution, so there is no doubt whose it is.
@@ -32,6 +35,7 @@ WITH ev AS (
 ),
 scoped AS (
     SELECT i.attempt, i.run, i.start, i."end", i.last_progress, i.next_start, i.first_in_run,
+           i.end_inferred,
            e.*,
            coalesce(e.ts, i."end") AS when_ts,
            CASE WHEN e.job_id IS NOT NULL OR e.file = i.job_id THEN 'job' ELSE 'node' END
@@ -53,7 +57,8 @@ matched AS (
                                    start)
                      ELSE coalesce(last_progress, start) - to_seconds($before_s) END
       AND when_ts <= least(coalesce(next_start, 'infinity'::TIMESTAMPTZ),
-                      "end" + to_seconds(CASE WHEN scope = 'job' THEN $after_s
+                      "end" + to_seconds(CASE WHEN scope = 'job' OR end_inferred
+                                              THEN $after_s
                                               ELSE least($after_s, $skew_s) END))
 )
 SELECT *,
