@@ -20,12 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.slurm_harness import (
-    Cluster,
-    HarnessError,
-    install_packages,
-    missing_programs,
-)
+from tests.integration.slurm_config import HarnessError, install_packages, missing_programs
+from tests.integration.slurm_harness import Cluster
 
 
 def _cannot(reason: str) -> None:

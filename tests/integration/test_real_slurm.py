@@ -51,7 +51,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from tests.integration.slurm_harness import Cluster, HarnessError, iter_lines
+from tests.integration.slurm_config import HarnessError, iter_lines
+from tests.integration.slurm_harness import Cluster
 
 pytestmark = pytest.mark.slurm
 
