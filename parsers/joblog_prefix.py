@@ -93,20 +93,15 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
                 if m is not None:
                     pos = m.end()
                     continue
+        if c.isdigit() or c == " ":
             m = _SRUN_LABEL.match(text, pos)
             if m is not None:
                 if out.rank is None:
                     out.rank = int(m.group(1))
                 pos = m.end()
                 continue
-            break
-        if c == " ":
-            m = _SRUN_LABEL.match(text, pos)
-            if m is not None:
-                if out.rank is None:
-                    out.rank = int(m.group(1))
-                pos = m.end()
-                continue
+            if c != " ":
+                break
             m = _BRACKET.match(text, pos)
             if m is not None:
                 st = _stamp(m, tz, 1)

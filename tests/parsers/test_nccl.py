@@ -14,21 +14,14 @@ import pytest
 
 from parsers.base import EVENT, NOISE, FileContext
 from parsers.nccl import NcclMatcher
+from tests.parsers.util import run_matcher
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs" / "real_formats" / "nccl_torch"
 KEYS = ("kind", "code", "host", "device", "rank", "ts_fallback")
 
 
 def run(lines: list[str]) -> tuple[list[int | None], list[dict[str, Any]]]:
-    rows: list[dict[str, Any]] = []
-
-    def emit(**kw: Any) -> None:
-        rows.append(kw)
-
-    m = NcclMatcher(FileContext(path="x.out", tz=UTC))
-    statuses = [m.match(t, i, emit) for i, t in enumerate(lines, 1)]
-    m.finish(emit)
-    return statuses, rows
+    return run_matcher(NcclMatcher(FileContext(path="x.out", tz=UTC)), lines)
 
 
 def pick(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

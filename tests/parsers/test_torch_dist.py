@@ -14,22 +14,15 @@ import pytest
 
 from parsers.base import EVENT, NOISE, FileContext
 from parsers.torch_dist import TorchDistMatcher
+from tests.parsers.util import run_matcher
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs" / "real_formats" / "nccl_torch"
 KEYS = ("kind", "code", "rank", "value", "device", "host", "ts", "ts_flag", "line_no")
 
 
 def run(lines: list[str]) -> tuple[list[int | None], list[dict[str, Any]]]:
-    rows: list[dict[str, Any]] = []
-
-    def emit(**kw: Any) -> None:
-        rows.append(kw)
-
     ctx = FileContext(path="x.out", tz=UTC, mtime=datetime(2024, 12, 31, tzinfo=UTC))
-    m = TorchDistMatcher(ctx)
-    statuses = [m.match(t, i, emit) for i, t in enumerate(lines, 1)]
-    m.finish(emit)
-    return statuses, rows
+    return run_matcher(TorchDistMatcher(ctx), lines)
 
 
 def pick(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from parsers.base import Accounting, Parser
+from parsers.base import Accounting, Matcher, Parser
 from parsers.driver import parse_text
 
 # Columns compared by default in parser tests (file/source/format are checked separately).
@@ -31,3 +31,16 @@ def pick(rows: list[dict[str, Any]], keys: tuple[str, ...] = KEY) -> list[dict[s
             d[k] = v
         out.append(d)
     return out
+
+
+def run_matcher(m: Matcher, lines: list[str]
+                ) -> tuple[list[int | None], list[dict[str, Any]]]:
+    """Feed ``lines`` to a job-output matcher: its status per line and the rows it emitted."""
+    rows: list[dict[str, Any]] = []
+
+    def emit(**kw: Any) -> None:
+        rows.append(kw)
+
+    statuses = [m.match(t, i, emit) for i, t in enumerate(lines, 1)]
+    m.finish(emit)
+    return statuses, rows
