@@ -104,9 +104,7 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
                 break
             m = _BRACKET.match(text, pos)
             if m is not None:
-                st = _stamp(m, tz, 1)
-                if st is not None and out.ts is None:
-                    out.ts, out.flag = st
+                _keep_first(out, _stamp(m, tz, 1))
                 pos = m.end()
                 continue
             break
@@ -120,24 +118,18 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
             m = _DEEPSPEED.match(text, pos)
             if m is not None:
                 out.level = m.group(9)
-                st = _stamp(m, tz, 2)
-                if st is not None and out.ts is None:
-                    out.ts, out.flag = st
+                _keep_first(out, _stamp(m, tz, 2))
                 pos = m.end()
                 continue
             m = _HF.match(text, pos)
             if m is not None:
                 out.level = m.group(1)
-                st = _stamp(m, tz, 2)
-                if st is not None and out.ts is None:
-                    out.ts, out.flag = st
+                _keep_first(out, _stamp(m, tz, 2))
                 pos = m.end()
                 continue
             m = _BRACKET.match(text, pos)
             if m is not None:
-                st = _stamp(m, tz, 1)
-                if st is not None and out.ts is None:
-                    out.ts, out.flag = st
+                _keep_first(out, _stamp(m, tz, 1))
                 pos = m.end()
                 continue
             break
@@ -155,3 +147,9 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
             if st is not None:
                 out.ts, out.flag = st
     return out
+
+
+def _keep_first(out: Prefix, st: tuple[int, str] | None) -> None:
+    """The outermost stamp on a line wins: later (inner) stamps do not replace it."""
+    if st is not None and out.ts is None:
+        out.ts, out.flag = st
