@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from parsers import registry
+from parsers import progress_batch, registry
 from parsers.base import Accounting, DocumentParser, FileContext, LineParser, Parser
 from parsers.reader import (
     InputFile,
@@ -44,9 +44,16 @@ def _ctx(f: InputFile, tz: tzinfo, year: int | None) -> FileContext:
     return FileContext.for_path(f.display, tz, mtime, year)
 
 
-def _drain(p: Parser, on_events: BatchFn, on_records: BatchFn) -> None:
+def _drain(p: Parser, on_events: BatchFn, on_records: BatchFn,
+           on_progress: BatchFn | None = None) -> None:
     for b in p.events.drain():
-        on_events(b)
+        if progress_batch.is_progress(b):
+            if on_progress is not None:
+                on_progress(b)
+            else:
+                on_events(progress_batch.to_events(b))
+        else:
+            on_events(b)
     for b in p.records.drain():
         on_records(b)
 
@@ -66,9 +73,13 @@ def _unparsed_file(f: InputFile, source: str, note: str) -> FileResult:
 
 
 def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzinfo = UTC,
-               year: int | None = None,
-               source: str | type[Parser] | None = None) -> FileResult:
-    """Parse one file with the named parser (or the sniffed one), streaming rows out."""
+               year: int | None = None, source: str | type[Parser] | None = None,
+               on_progress: BatchFn | None = None) -> FileResult:
+    """Parse one file with the named parser (or the sniffed one), streaming rows out.
+
+    Event rows go to ``on_events`` as EVENTS batches; bulk progress rows come as compact
+    PROGRESS batches (progress_batch.py) to ``on_progress`` if given, else expanded to EVENTS
+    and passed to ``on_events``."""
     head = read_head(f.path)
     if source is None:
         if b"\x00" in head[:4096]:
@@ -97,9 +108,9 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
     for lines, first, n in prefetch(iter_line_chunks(f.path)):
         parser.parse_chunk(lines, first)
         nbytes += n
-        _drain(parser, on_events, on_records)
+        _drain(parser, on_events, on_records, on_progress)
     parser.finish()
-    _drain(parser, on_events, on_records)
+    _drain(parser, on_events, on_records, on_progress)
     return FileResult(f.display, cls.name, "line", parser.acct, nbytes)
 
 

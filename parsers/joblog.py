@@ -33,8 +33,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
+from parsers import progress_batch
 from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser, Matcher
 from parsers.deepspeed import DeepSpeedMatcher
 from parsers.hf_trainer import TQDM, HfTrainerMatcher
@@ -42,7 +42,6 @@ from parsers.joblog_fast import megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.megatron import MegatronMatcher
 from parsers.nccl import NcclMatcher
-from parsers.schema import EVENTS
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
 
@@ -326,56 +325,16 @@ class JobLogParser(LineParser):
             if line_no[last] > self._last_line:
                 self._last_line, self._last_ts = int(line_no[last]), int(ts[last])
         n = len(rows)
-        ts_arr = pl.Series("ts", ts).cast(pl.Datetime("us", "UTC"))
-        if (ts == _NO_TS).any():
-            ts_arr = ts_arr.scatter(np.flatnonzero(ts == _NO_TS), None)
-        rank_arr = pl.Series("rank", rank.astype(np.int32))
-        if (rank < 0).any():
-            rank_arr = rank_arr.scatter(np.flatnonzero(rank < 0), None) if (rank >= 0).any() \
-                else pl.repeat(None, n, dtype=pl.Int32, eager=True)
-        flag_arr: pa.Array | pl.Series
-        if n and (flag == flag[0]).all():
-            flag_arr = _const(_FLAG_NAMES[int(flag[0])].as_py(), n)
-        else:
-            flag_arr = _FLAG_NAMES.take(pa.array(flag.astype(np.int8)))
-        cols: dict[str, Any] = {
-            "ts": ts_arr, "ts_flag": flag_arr, "uptime_s": pa.nulls(n, pa.float64()),
-            "host": _const(self._path_host, n), "host_from": _const(self._path_host_from, n),
-            "source": _const(self.name, n), "format": _const("megatron", n),
-            "kind": _const("iteration", n), "job_id": _const(self.ctx.job_hint, n),
-            "rank": rank_arr, "code": pa.nulls(n, pa.string()),
-            "iteration": pa.array(fast.iteration[keep], pa.int64()),
-            "value": pa.array(fast.value[keep], pa.float64()),
-            "device": pa.nulls(n, pa.string()),
-            "message": pa.nulls(n, pa.string()),  # progress rows keep no text (see _emit)
-            "file": _const(self.ctx.path, n),
-            "line_no": pa.array(line_no, pa.int64()),
-        }
-        self.events.add_batch(pa.RecordBatch.from_arrays(
-            [_arrow(cols[f.name], f.type) for f in EVENTS], schema=EVENTS))
+        self.events.add_batch(progress_batch.make(
+            ts, ts == _NO_TS, flag, rank, fast.iteration[keep], fast.value[keep], line_no, {
+                "host": self._path_host, "host_from": self._path_host_from,
+                "source": self.name, "format": "megatron", "kind": "iteration",
+                "job_id": self.ctx.job_hint, "file": self.ctx.path}))
         self.acct.read += n
         self.acct.events += n
 
 
 _NO_TS = np.iinfo(np.int64).min
-_FLAG_NAMES = pa.array([None, "assumed_tz", "exact", "inherited", "missing"], pa.string())
-
-
-def _const(value: str | None, n: int) -> pa.Array:
-    """A constant string column of ``n`` rows, built from buffers (no per-row Python)."""
-    if value is None:
-        return pa.nulls(n, pa.string())
-    raw = value.encode()
-    offsets = np.arange(n + 1, dtype=np.int32) * len(raw)
-    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets),
-                                                  pa.py_buffer(raw * n)])
-
-
-def _arrow(col: pa.Array | pl.Series, typ: pa.DataType) -> pa.Array:
-    arr = col.to_arrow() if isinstance(col, pl.Series) else col
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    return arr if arr.type == typ else arr.cast(typ)
 
 
 def _strip_ansi(part: str) -> str:
@@ -383,5 +342,6 @@ def _strip_ansi(part: str) -> str:
     while part.startswith(("\x1b[A", "\x1b[K")):
         part = part[3:]
     return part
+
 
 PARSERS = [JobLogParser]

@@ -13,6 +13,7 @@ from parsers.driver import parse_file
 from parsers.reader import InputFile
 from parsers.schema import EVENTS
 from pipeline import ruletable as rules_mod
+from pipeline.ingest_sink import create_tables, events_view_sql
 
 FIELDS = ("file", "line_no", "source", "kind", "category", "code", "rule", "ts", "host",
           "message")
@@ -30,8 +31,8 @@ def explain_files(files: list[InputFile], *, tz: tzinfo, year: int | None = None
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'UTC'")
-        con.register("events_arrow", events)
-        con.execute("CREATE TABLE events AS SELECT * FROM events_arrow")
+        create_tables(con, "events_other", events)
+        con.execute(events_view_sql())
         rules_mod.register(con, rules)
         table = rules_mod.classify(con)
     finally:

@@ -6,19 +6,20 @@ Writes into ``out``:
 * ``attempts.parquet``          scheduler records (jobs, steps, pod incarnations) (ATTEMPTS)
 * ``line_accounting.parquet``   per file: lines read = events + irrelevant + unparsed
 * ``unparsed_samples.parquet``  up to 20 unparsed lines per file, for the user to look at
-* ``tormortem.duckdb``          the same as tables (``events``, ``attempts``, ``job_steps``,
-  ``line_accounting``, ``unparsed_samples``, ``rules``) plus the view ``classified_events``.
+* ``tormortem.duckdb``          the same as tables (``attempts``, ``job_steps``,
+  ``line_accounting``, ``unparsed_samples``, ``rules``) plus the views ``events`` (over the
+  tables ``events_other``, ``progress`` and ``progress_groups``, see ingest_sink.py) and
+  ``classified_events``.
 
-Memory stays bounded: parsers hand over Arrow batches per chunk and they go straight to a
-Parquet writer. Kernel lines stamped only with uptime are anchored here, per host, when another
-line of that host carries both wall time and uptime (syslog's ``kernel: [12345.678]`` lines).
+Memory stays bounded: parsers hand over Arrow batches per chunk and they go straight to the
+Parquet writer and DuckDB. Kernel lines stamped only with uptime are anchored here, per host,
+when another line of that host carries both wall time and uptime (syslog's
+``kernel: [12345.678]`` lines).
 """
 
 from __future__ import annotations
 
-import queue
 import shutil
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
@@ -32,6 +33,7 @@ from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
 from pipeline import ruletable as rules_mod
+from pipeline.ingest_sink import EventSink, ParquetSink, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
 ProgressFn = Callable[[InputFile, int], None]
@@ -58,59 +60,6 @@ class IngestResult:
         return t
 
 
-class _Writer:
-    """Parquet writer that takes batches of one schema as they come."""
-
-    def __init__(self, path: Path, schema: pa.Schema) -> None:
-        self.path, self.schema = path, schema
-        self.writer = pq.ParquetWriter(path, schema, compression="zstd")
-        self.rows = 0
-
-    def __call__(self, batch: pa.RecordBatch) -> None:
-        if batch.num_rows:
-            self.writer.write_batch(batch, row_group_size=1 << 20)
-            self.rows += batch.num_rows
-
-    def close(self) -> None:
-        self.writer.close()
-
-
-class _EventSink:
-    """Takes event batches from the parsers and writes them to events.parquet on a thread of
-    its own (Parquet encoding releases the GIL, so this overlaps with parsing). DuckDB loads
-    the finished file in one parallel scan afterwards, much faster than row-group inserts."""
-
-    def __init__(self, out: Path) -> None:
-        self.parquet = _Writer(out / "events.parquet", EVENTS)
-        self.q: queue.Queue[pa.RecordBatch | None] = queue.Queue(maxsize=8)
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="tormortem-writer", daemon=True)
-        self.thread.start()
-
-    def __call__(self, batch: pa.RecordBatch) -> None:
-        if self.error is not None:
-            raise self.error
-        if batch.num_rows:
-            self.q.put(batch)
-
-    def _run(self) -> None:
-        while (batch := self.q.get()) is not None:
-            if self.error is not None:
-                continue
-            try:
-                self.parquet(batch)
-            except BaseException as e:  # raised in the parsing thread
-                self.error = e
-
-    def close(self) -> int:
-        self.q.put(None)
-        self.thread.join()
-        self.parquet.close()
-        if self.error is not None:
-            raise self.error
-        return self.parquet.rows
-
-
 def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | None = None,
            source: str | None = None, extra_rules: list[Path] | None = None,
            progress: ProgressFn | None = None) -> IngestResult:
@@ -123,12 +72,13 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
             p.unlink()
     con = duckdb.connect(str(db_path))
     try:
-        ev = _EventSink(out)
-        rec = _Writer(out / "attempts.parquet", ATTEMPTS)
+        ev = EventSink(out, con)
+        rec = ParquetSink(out / "attempts.parquet", ATTEMPTS)
         result = IngestResult(out)
         try:
             for f in files:
-                res = parse_file(f, ev, rec, tz=tz, year=year, source=source)
+                res = parse_file(f, ev, rec, tz=tz, year=year, source=source,
+                                 on_progress=ev.progress)
                 result.files.append(res)
                 if progress:
                     progress(f, res.nbytes)
@@ -156,25 +106,22 @@ def _write_accounting(result: IngestResult, out: Path) -> None:
 def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
               rules: pa.Table) -> None:
     con.execute("SET TimeZone = 'UTC'")
-    # events: the table's row order is not the files' order (preserve_insertion_order off lets
-    # DuckDB load in parallel); queries order by file, line_no where order matters
-    con.execute("SET preserve_insertion_order = false")
-    con.execute("CREATE TABLE events_raw AS SELECT * FROM "
-                f"read_parquet('{_q(out / 'events.parquet')}')")
-    con.execute("SET preserve_insertion_order = true")
+    # events_raw and progress were filled by the EventSink; row order is not the files' order:
+    # queries order by file, line_no where order matters
     row = con.execute("SELECT count(*) FROM events_raw "
                       "WHERE ts IS NULL AND uptime_s IS NOT NULL").fetchall()[0]
     if row is not None and row[0]:
         con.execute(rules_mod.sql("events_anchored"))
         con.execute("DROP TABLE events_raw")
-        con.execute("ALTER TABLE events_anchored RENAME TO events")
+        con.execute("ALTER TABLE events_anchored RENAME TO events_other")
         counts = con.execute(
             "SELECT count(*) FILTER (ts_flag = 'uptime_anchored'),"
-            " count(*) FILTER (ts_flag = 'uptime') FROM events").fetchall()[0]
+            " count(*) FILTER (ts_flag = 'uptime') FROM events_other").fetchall()[0]
         assert counts is not None
         result.anchored, result.unanchored = int(counts[0]), int(counts[1])
     else:
-        con.execute("ALTER TABLE events_raw RENAME TO events")
+        con.execute("ALTER TABLE events_raw RENAME TO events_other")
+    con.execute(events_view_sql())
     for name in ("attempts", "line_accounting", "unparsed_samples"):
         con.execute(f"CREATE TABLE {name}_all AS SELECT * FROM "
                     f"read_parquet('{_q(out / (name + '.parquet'))}')")
@@ -187,8 +134,8 @@ def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
     con.execute("CREATE VIEW classified_events AS " + rules_mod.sql("classified_events"))
     if result.anchored:
         # rewrite events.parquet with the anchored stamps (schema and descriptions kept)
-        w = _Writer(out / "events.parquet.tmp", EVENTS)
-        reader = con.sql("SELECT * FROM events").to_arrow_reader(1 << 20)
+        w = ParquetSink(out / "events.parquet.tmp", EVENTS)
+        reader = con.sql("SELECT * EXCLUDE (event_id) FROM events").to_arrow_reader(1 << 20)
         assert reader is not None
         for batch in reader:
             w(pa.RecordBatch.from_arrays(

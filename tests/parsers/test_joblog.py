@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
+from parsers import progress_batch
 from parsers.base import FileContext, LineParser
 from parsers.joblog import JobLogParser
 from parsers.joblog_prefix import Prefix, split_prefix
@@ -101,7 +102,9 @@ def test_vectorised_path_equals_per_line_path() -> None:
     import pyarrow as pa
 
     def table(p: JobLogParser) -> list[dict[str, Any]]:
-        rows = pa.Table.from_batches(list(p.events.drain())).to_pylist()
+        batches = [progress_batch.to_events(b) if progress_batch.is_progress(b) else b
+                   for b in p.events.drain()]
+        rows = pa.Table.from_batches(batches).to_pylist()
         return sorted(rows, key=lambda r: (r["line_no"], r["kind"]))
 
     a, b = table(fast), table(slow)

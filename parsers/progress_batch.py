@@ -1,0 +1,93 @@
+"""Compact batches of the bulk progress rows (Megatron iteration lines read vectorised).
+
+A job log is ~99% iteration lines. In the EVENTS schema every one of them repeats the same
+host, host_from, source, format, kind, job_id and file strings and carries null uptime_s,
+code, device and message. The vectorised path (joblog.py) therefore hands its rows over in
+the narrow ``PROGRESS`` schema, with those constants stored once in the batch's schema
+metadata. ``to_events`` expands such a batch into ordinary EVENTS rows (explain, tests, the
+Parquet file); ingest keeps them narrow in DuckDB (tables ``progress`` and
+``progress_groups`` behind the view ``events``), which is most of what makes ingest fast.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from parsers.schema import EVENTS, UTC_US
+
+META_KEY = b"tormortem.progress"
+#: the EVENTS columns that are the same on every row of a progress batch (in the metadata)
+CONST = ("host", "host_from", "source", "format", "kind", "job_id", "file")
+#: EVENTS columns that are null on every progress row
+NULL = ("uptime_s", "code", "device", "message")
+#: ts_flag codes of the ``ts_flag`` column (int8); 0 is never stored
+FLAG_NAMES = (None, "assumed_tz", "exact", "inherited", "missing")
+_FLAGS = pa.array(FLAG_NAMES, pa.string())
+
+PROGRESS = pa.schema([
+    pa.field("ts", UTC_US),
+    pa.field("ts_flag", pa.int8(), nullable=False),
+    pa.field("rank", pa.int32()),
+    pa.field("iteration", pa.int64(), nullable=False),
+    pa.field("value", pa.float64()),
+    pa.field("line_no", pa.int64(), nullable=False),
+])
+
+
+def make(ts: np.ndarray, ts_null: np.ndarray, flag: np.ndarray, rank: np.ndarray,
+         iteration: np.ndarray, value: np.ndarray, line_no: np.ndarray,
+         const: dict[str, str | None]) -> pa.RecordBatch:
+    """A PROGRESS batch: ts in UTC epoch microseconds (``ts_null`` marks unknown), flag codes
+    (index into FLAG_NAMES), rank (negative: unknown), and the per-batch constants."""
+    def masked(values: np.ndarray, typ: pa.DataType, null: np.ndarray) -> pa.Array:
+        return pa.array(values, typ, mask=null if null.any() else None)
+
+    arrays = [
+        masked(ts, UTC_US, ts_null),
+        pa.array(flag.astype(np.int8), pa.int8()),
+        masked(rank.astype(np.int32), pa.int32(), rank < 0),
+        pa.array(iteration, pa.int64()),
+        pa.array(value, pa.float64()),
+        pa.array(line_no, pa.int64()),
+    ]
+    meta = {META_KEY: json.dumps({k: const[k] for k in CONST}).encode()}
+    return pa.RecordBatch.from_arrays(arrays, schema=PROGRESS.with_metadata(meta))
+
+
+def is_progress(batch: pa.RecordBatch) -> bool:
+    meta = batch.schema.metadata
+    return meta is not None and META_KEY in meta
+
+
+def constants(batch: pa.RecordBatch) -> dict[str, str | None]:
+    meta = batch.schema.metadata
+    assert meta is not None
+    out: dict[str, str | None] = json.loads(meta[META_KEY])
+    return out
+
+
+def to_events(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The same rows in the EVENTS schema."""
+    n = batch.num_rows
+    const = constants(batch)
+    cols: dict[str, Any] = {name: _const(const[name], n) for name in CONST}
+    for name in NULL:
+        cols[name] = pa.nulls(n, EVENTS.field(name).type)
+    for name in ("ts", "rank", "iteration", "value", "line_no"):
+        cols[name] = batch.column(name)
+    cols["ts_flag"] = _FLAGS.take(batch.column("ts_flag"))
+    return pa.RecordBatch.from_arrays([cols[f.name] for f in EVENTS], schema=EVENTS)
+
+
+def _const(value: str | None, n: int) -> pa.Array:
+    """A constant string column of ``n`` rows, built from buffers (no per-row Python)."""
+    if value is None:
+        return pa.nulls(n, pa.string())
+    raw = value.encode()
+    offsets = np.arange(n + 1, dtype=np.int32) * len(raw)
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets),
+                                                  pa.py_buffer(raw * n)])
