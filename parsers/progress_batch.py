@@ -70,17 +70,42 @@ def constants(batch: pa.RecordBatch) -> dict[str, str | None]:
     return out
 
 
-def to_events(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """The same rows in the EVENTS schema."""
+#: EVENTS with the low-cardinality strings (a progress batch's constants, ts_flag) as
+#: dictionaries: the form events.parquet is written in (a constant is a one-entry dictionary
+#: the Parquet writer takes as it is, instead of hashing the string on every row)
+DICT_COLUMNS = (*CONST, "ts_flag")
+EVENTS_DICT = pa.schema([
+    pa.field(f.name, pa.dictionary(pa.int32(), pa.string()), f.nullable, f.metadata)
+    if f.name in DICT_COLUMNS else f for f in EVENTS])
+_FLAG_DICT = pa.array(FLAG_NAMES[1:], pa.string())
+
+
+def to_events(batch: pa.RecordBatch, *, dictionary: bool = False) -> pa.RecordBatch:
+    """The same rows in the EVENTS schema (``dictionary``: in EVENTS_DICT)."""
     n = batch.num_rows
     const = constants(batch)
-    cols: dict[str, Any] = {name: _const(const[name], n) for name in CONST}
+    make_const = _dict_const if dictionary else _const
+    cols: dict[str, Any] = {name: make_const(const[name], n) for name in CONST}
     for name in NULL:
         cols[name] = pa.nulls(n, EVENTS.field(name).type)
     for name in ("ts", "rank", "iteration", "value", "line_no"):
         cols[name] = batch.column(name)
-    cols["ts_flag"] = _FLAGS.take(batch.column("ts_flag"))
-    return pa.RecordBatch.from_arrays([cols[f.name] for f in EVENTS], schema=EVENTS)
+    if dictionary:
+        codes = batch.column("ts_flag").to_numpy().astype(np.int32) - 1
+        cols["ts_flag"] = pa.DictionaryArray.from_arrays(pa.array(codes), _FLAG_DICT)
+    else:
+        cols["ts_flag"] = _FLAGS.take(batch.column("ts_flag"))
+    schema = EVENTS_DICT if dictionary else EVENTS
+    return pa.RecordBatch.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
+def _dict_const(value: str | None, n: int) -> pa.Array:
+    """A constant string column of ``n`` rows as a one-entry dictionary."""
+    typ = pa.dictionary(pa.int32(), pa.string())
+    if value is None:
+        return pa.nulls(n, typ)
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
+                                          pa.array([value], pa.string()))
 
 
 def _const(value: str | None, n: int) -> pa.Array:

@@ -33,7 +33,7 @@ from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
 from pipeline import ruletable as rules_mod
-from pipeline.ingest_sink import EVENTS_PARQUET, EventSink, ParquetSink, events_view_sql
+from pipeline.ingest_sink import EventSink, EventsParquet, ParquetSink, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
 ProgressFn = Callable[[InputFile, int], None]
@@ -134,7 +134,7 @@ def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
     con.execute("CREATE VIEW classified_events AS " + rules_mod.sql("classified_events"))
     if result.anchored:
         # rewrite events.parquet with the anchored stamps (schema and descriptions kept)
-        w = ParquetSink(out / "events.parquet.tmp", EVENTS, **EVENTS_PARQUET)
+        w = EventsParquet(out / "events.parquet.tmp")
         reader = con.sql("SELECT * EXCLUDE (event_id) FROM events").to_arrow_reader(1 << 20)
         assert reader is not None
         for batch in reader:

@@ -21,6 +21,7 @@ progress rows in six numbers each. Loading the wide table cost ~1.3 s per GiB of
 
 from __future__ import annotations
 
+import base64
 import json
 import queue
 import threading
@@ -61,12 +62,34 @@ class ParquetSink:
 
 
 #: events.parquet encodings: dictionaries for the strings (host, kind, file ... repeat), delta
-#: encoding for the integers that grow row by row (~40% faster to write than the defaults,
-#: and several times smaller)
+#: encoding for the integers that grow row by row, statistics only for the non-strings (min/max
+#: of every string cost as much as writing it). ~40% faster than the defaults and several
+#: times smaller.
 EVENTS_PARQUET: dict[str, Any] = {
     "use_dictionary": [f.name for f in EVENTS if f.type == pa.string()],
     "column_encoding": {c: "DELTA_BINARY_PACKED" for c in ("ts", "iteration", "line_no")},
+    "write_statistics": [f.name for f in EVENTS if f.type != pa.string()],
 }
+
+
+class EventsParquet(ParquetSink):
+    """events.parquet: written in EVENTS_DICT (progress batches arrive in it; others are
+    cast), but its stored Arrow schema is EVENTS, so readers get plain strings (and every
+    field's description) back."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, pb.EVENTS_DICT, store_schema=False, **EVENTS_PARQUET)
+
+    def __call__(self, batch: pa.RecordBatch | pa.Table) -> None:
+        super().__call__(batch if batch.schema.equals(pb.EVENTS_DICT)
+                         else batch.cast(pb.EVENTS_DICT))
+
+    def close(self) -> None:
+        # what store_schema=True would write for EVENTS (Arrow's parquet/arrow/schema.cc:
+        # the IPC-serialised schema, base64)
+        self.writer.add_key_value_metadata(
+            {b"ARROW:schema": base64.b64encode(EVENTS.serialize().to_pybytes())})
+        super().close()
 
 
 _DUCK_NULL_TYPE = {"uptime_s": "DOUBLE", "code": "VARCHAR", "device": "VARCHAR",
@@ -114,7 +137,7 @@ class EventSink:
     """Takes event and progress batches from the parsers; writes them on a thread of its own."""
 
     def __init__(self, out: Path, con: duckdb.DuckDBPyConnection) -> None:
-        self.parquet = ParquetSink(out / "events.parquet", EVENTS, **EVENTS_PARQUET)
+        self.parquet = EventsParquet(out / "events.parquet")
         self.cur = con.cursor()
         self.cur.execute("SET TimeZone = 'UTC'")
         create_tables(self.cur)
@@ -179,7 +202,8 @@ class EventSink:
         (appending per 8 MiB chunk cost DuckDB 4x more)."""
         if self.progress_pending:
             self.parquet(pa.Table.from_batches(
-                [pb.to_events(b) for _, b in self.progress_pending], EVENTS))
+                [pb.to_events(b, dictionary=True) for _, b in self.progress_pending],
+                pb.EVENTS_DICT))
             narrow = pa.Table.from_batches(
                 [pa.RecordBatch.from_arrays(
                     [*b.columns, pa.array(np.full(b.num_rows, g, np.int32))],

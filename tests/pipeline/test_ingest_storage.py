@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from parsers.driver import parse_text
 from parsers.joblog import JobLogParser
 from parsers.reader import InputFile
+from parsers.schema import EVENTS
 from pipeline.ingest import ingest
 
 # Megatron-LM training_log() (megatron/training/training.py): ' [%Y-%m-%d %H:%M:%S]' then
@@ -57,7 +58,10 @@ def test_events_view_equals_parquet_equals_parser(tmp_path: Path) -> None:
     n_progress = con.execute("SELECT count(*) FROM progress").fetchall()[0][0]
     ids = con.execute("SELECT count(DISTINCT event_id), count(*) FROM events").fetchall()[0]
     con.close()
-    parquet = pq.read_table(out / "events.parquet").to_pylist()
+    parquet_table = pq.read_table(out / "events.parquet")
+    # written with dictionaries, read back as EVENTS: plain strings, every description kept
+    assert parquet_table.schema.equals(EVENTS, check_metadata=True)
+    parquet = parquet_table.to_pylist()
     expected, _, acct = parse_text(JobLogParser, text, str(log), tz=UTC)
     assert n_progress > 300  # the vectorised path was taken and stored narrow
     assert ids[0] == ids[1] == len(view) == res.events
