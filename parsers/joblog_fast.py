@@ -69,16 +69,17 @@ def megatron_iterations(lines: pl.Series) -> FastIterations | None:
     if raw is None:
         return None
     data, starts_all, lens_all = raw
+    # a missing anchor reads as 0 (elapsed) or the largest u32 (iteration): no candidate
     pos = pl.DataFrame({"l": lines}).select(
-        v=pl.col("l").str.find(ELAPSED_ANCHOR, literal=True),
-        i=pl.col("l").str.find(ITER_ANCHOR, literal=True),
+        v=pl.col("l").str.find(ELAPSED_ANCHOR, literal=True).fill_null(0),
+        i=pl.col("l").str.find(ITER_ANCHOR, literal=True).fill_null(np.iinfo(np.uint32).max),
     )
-    pos_v = pos.get_column("v").fill_null(-1).cast(pl.Int64).to_numpy()
-    pos_i = pos.get_column("i").fill_null(-1).cast(pl.Int64).to_numpy()
-    cand = np.flatnonzero((pos_v >= 0) & (pos_i >= 0) & (pos_i < pos_v))
+    pos_v = pos.get_column("v").to_numpy()  # u32 without nulls: no copy
+    pos_i = pos.get_column("i").to_numpy()
+    cand = np.flatnonzero(pos_i < pos_v)
     if cand.size == 0:
         return None
-    pos_v, pos_i = pos_v[cand], pos_i[cand]
+    pos_v, pos_i = pos_v[cand].astype(np.int64), pos_i[cand].astype(np.int64)
     base = starts_all[cand]
     # one window per line over Megatron's stamp, " iteration " and the {:8d}/ field
     room = pos_i >= 21

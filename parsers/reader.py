@@ -131,16 +131,16 @@ def lines_series(data: bytes | bytearray | memoryview) -> pl.Series:
     if cr.any():
         ends = ends - cr
     lens = ends - starts
-    views = np.zeros((n, 4), np.int32)
+    # every line as a long one (length, 4-byte prefix, buffer 0, offset), then the short ones
+    # (<= 12 bytes) overwritten with their bytes inline
+    views = np.empty((n, 4), np.int32)
     views[:, 0] = lens
+    if len(a) >= 4:  # the prefix: the int32 at each start (an unaligned view, stride 1)
+        words = np.ndarray(shape=(len(a) - 3,), dtype="<i4", buffer=a, strides=(1,))
+        views[:, 1] = words[np.minimum(starts, len(a) - 4)]
+    views[:, 2] = 0
+    views[:, 3] = starts
     short = np.flatnonzero(lens <= 12)
-    long = np.flatnonzero(lens > 12)
-    # long lines: 4-byte prefix, buffer 0, offset; short lines: the bytes inline
-    if long.size:
-        idx = starts[long]
-        b = a[np.minimum(idx[:, None] + np.arange(4)[None, :], len(a) - 1)]
-        views[long, 1] = b.copy().view(np.int32)[:, 0]
-        views[long, 3] = idx
     if short.size:
         vb = views.view(np.uint8)
         padded = np.concatenate([a, np.zeros(16, np.uint8)])
@@ -158,15 +158,18 @@ def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES
                      ) -> Iterator[tuple[pl.Series, int, int]]:
     """Yield (lines, first line number (1-based), bytes in chunk) for a text file.
 
-    Each chunk is read into a fresh buffer after the previous chunk's unfinished last line,
-    so the text is copied once (by the read) and the lines are views into that buffer."""
+    Each chunk is read into a buffer after the previous chunk's unfinished last line, so the
+    text is copied once (by the read) and the lines are views into that buffer. Buffers are
+    reused once no Series views them any more (``_buffer``), which saves the kernel zeroing
+    fresh pages for every chunk."""
     line_no = 1
     rest = b""
+    pool: list[bytearray] = []
     with open_binary(path) as f:
         left = None if isinstance(f, gzip.GzipFile) else os.fstat(f.fileno()).st_size
         while True:
             want = chunk_bytes if left is None else max(1, min(chunk_bytes, left))
-            buf = bytearray(len(rest) + want)
+            buf = _buffer(pool, len(rest) + want)
             buf[: len(rest)] = rest
             got = f.readinto(memoryview(buf)[len(rest):])  # type: ignore[attr-defined]
             if not got:
@@ -177,15 +180,41 @@ def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES
             cut = buf.rfind(b"\n", 0, size)
             if cut < 0:
                 rest = bytes(buf[:size])
+                pool.append(buf)
                 continue
             rest = bytes(buf[cut + 1: size])
             del buf[cut + 1:]
             s = lines_series(_valid_utf8(buf))
+            pool.append(buf)
             yield s, line_no, cut + 1
             line_no += len(s)
     if rest:
         s = lines_series(_valid_utf8(rest + b"\n"))
         yield s, line_no, len(rest)
+
+
+_POOL = 6  #: buffers kept for reuse (prefetch depth + the chunk being parsed + slack)
+
+
+def _buffer(pool: list[bytearray], size: int) -> bytearray:
+    """A bytearray of ``size`` bytes: a pooled one that nothing views any more, else a new one.
+
+    Safe by construction: CPython refuses to resize a bytearray while a buffer export (the
+    Arrow buffer under a chunk's Series) is alive, so the probing resize raises BufferError
+    for a buffer still in use and only a free one is handed out."""
+    for i, buf in enumerate(pool):
+        try:
+            buf.append(0)
+        except BufferError:
+            continue
+        if len(buf) < size:
+            buf.extend(bytes(size - len(buf)))
+        else:
+            del buf[size:]
+        return pool.pop(i)
+    while len(pool) >= _POOL:
+        pool.pop(0)
+    return bytearray(size)
 
 
 _END = object()

@@ -1,0 +1,64 @@
+"""Reading files as chunks of zero-copy lines: every line once, in order, whatever the chunk
+boundaries, and a chunk a caller still holds is never overwritten by buffer reuse."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from pathlib import Path
+
+import pytest
+
+from parsers.reader import iter_line_chunks, lines_series
+
+
+def _text(n: int, seed: int = 0) -> str:
+    rng = random.Random(seed)
+    lines = []
+    for i in range(n):
+        k = rng.choice([0, 1, 5, 12, 13, 40, 300])
+        body = "".join(rng.choice("abcdé xyz|:") for _ in range(k))
+        lines.append(f"{i} {body}" if k else "")
+    return "\r\n".join(lines[:50]) + "\r\n" + "\n".join(lines[50:]) + "\n"
+
+
+def test_lines_series_splits_exactly() -> None:
+    text = "short\nexactly12byte\n\n1234567890123\r\nlast"
+    s = lines_series((text + "\n").encode())
+    assert s.to_list() == ["short", "exactly12byte", "", "1234567890123", "last"]
+
+
+def test_chunks_held_by_the_caller_stay_intact(tmp_path: Path) -> None:
+    text = _text(3000)
+    p = tmp_path / "a.log"
+    p.write_bytes(text.encode())
+    want = text.replace("\r\n", "\n").split("\n")[:-1]
+    # all chunks kept alive at once: no buffer may be reused under them
+    held = list(iter_line_chunks(p, chunk_bytes=4096))
+    assert len(held) > 20
+    assert [line for s, _, _ in held for line in s.to_list()] == want
+    assert [first for _, first, _ in held] == [
+        1 + sum(len(s) for s, _, _ in held[:i]) for i in range(len(held))]
+    assert sum(n for _, _, n in held) == len(text.encode())
+
+
+def test_chunks_released_as_read_give_the_same_lines(tmp_path: Path) -> None:
+    text = _text(3000, seed=1)
+    p = tmp_path / "b.log.gz"
+    p.write_bytes(gzip.compress(text.encode()))
+    got: list[str] = []
+    for s, _, _ in iter_line_chunks(p, chunk_bytes=2048):  # each chunk dropped after use
+        got += s.to_list()
+    assert got == text.replace("\r\n", "\n").split("\n")[:-1]
+
+
+def test_a_series_pins_its_buffer_until_released() -> None:
+    # what buffer reuse relies on: CPython refuses to resize a bytearray while the Arrow
+    # buffer under a Series exports it, and allows it again once the Series is gone
+    buf = bytearray(b"first line of the chunk\nsecond line of the chunk\n")
+    s = lines_series(buf)
+    with pytest.raises(BufferError):
+        buf.append(0)
+    assert s.to_list() == ["first line of the chunk", "second line of the chunk"]
+    del s
+    buf.append(0)
