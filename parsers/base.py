@@ -205,11 +205,22 @@ class Parser:
         return {"host": None, "host_from": "unknown"}
 
 
+#: ``parse_chunk``'s ``prepared`` when ``prepare`` was not run for the chunk
+NOT_PREPARED: Any = object()
+
+
 class LineParser(Parser):
     def parse_line(self, text: str, line_no: int) -> int:
         raise NotImplementedError
 
-    def parse_chunk(self, lines: pl.Series, first_line_no: int) -> None:
+    def prepare(self, lines: pl.Series) -> Any:
+        """Work on a chunk that depends on nothing but the chunk and ``self.ctx`` (vectorised
+        extraction): the driver runs it on the reader thread, a chunk ahead of ``parse_chunk``,
+        which gets the result as ``prepared``. Must not touch any other state. None here."""
+        return None
+
+    def parse_chunk(self, lines: pl.Series, first_line_no: int,
+                    prepared: Any = NOT_PREPARED) -> None:
         """Parse a chunk of lines (newline stripped). ``first_line_no`` is 1-based."""
         note = self.acct.note
         parse = self.parse_line

@@ -105,8 +105,10 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         return FileResult(f.display, cls.name, "record", parser.acct, len(data))
     assert isinstance(parser, LineParser)
     nbytes = 0
-    for lines, first, n in prefetch(iter_line_chunks(f.path)):
-        parser.parse_chunk(lines, first)
+    prepared = ((lines, first, n, parser.prepare(lines))
+                for lines, first, n in iter_line_chunks(f.path))
+    for lines, first, n, prep in prefetch(prepared):
+        parser.parse_chunk(lines, first, prep)
         nbytes += n
         _drain(parser, on_events, on_records, on_progress)
     parser.finish()

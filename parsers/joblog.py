@@ -35,10 +35,18 @@ import numpy as np
 import polars as pl
 
 from parsers import progress_batch
-from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser, Matcher
+from parsers.base import (
+    EVENT,
+    NOISE,
+    NOT_PREPARED,
+    UNPARSED,
+    FileContext,
+    LineParser,
+    Matcher,
+)
 from parsers.deepspeed import DeepSpeedMatcher
 from parsers.hf_trainer import TQDM, HfTrainerMatcher
-from parsers.joblog_fast import megatron_iterations, view_series
+from parsers.joblog_fast import FastIterations, megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.megatron import MegatronMatcher
 from parsers.nccl import NcclMatcher
@@ -192,10 +200,15 @@ class JobLogParser(LineParser):
             m.finish(self.emit)
 
     # -- per chunk --------------------------------------------------------------------------
-    def parse_chunk(self, lines: pl.Series, first_line_no: int) -> None:
+    def prepare(self, lines: pl.Series) -> FastIterations | None:
+        """The chunk's Megatron iteration lines, read vectorised (on the reader thread)."""
+        return megatron_iterations(lines) if len(lines) > 64 else None
+
+    def parse_chunk(self, lines: pl.Series, first_line_no: int,
+                    prepared: Any = NOT_PREPARED) -> None:
         """Megatron iteration lines vectorised, every other line per line, in order."""
         self._own = []
-        fast = megatron_iterations(lines) if len(lines) > 64 else None
+        fast = self.prepare(lines) if prepared is NOT_PREPARED else prepared
         if fast is None or len(fast.rows) == 0:
             super().parse_chunk(lines, first_line_no)
             return
