@@ -37,7 +37,7 @@ from parsers import progress_batch as pb
 from parsers.schema import EVENTS
 
 GROUP_ROWS = 1 << 17  #: EVENTS rows gathered before one write (Parquet row group, DuckDB)
-PROGRESS_GROUP_ROWS = 1 << 18  #: progress rows gathered before one write (~10 MB narrow)
+PROGRESS_GROUP_ROWS = 1 << 19  #: progress rows gathered before one write (~20 MB narrow)
 QUEUE_BYTES = 256 << 20  #: batches waiting for the writer thread, at most (bounds memory)
 
 
