@@ -99,6 +99,11 @@ class NcclMatcher:
     def __init__(self, ctx: FileContext | None = None) -> None:
         self.tz = ctx.tz if ctx is not None else UTC
 
+    @staticmethod
+    def owns(text: str) -> bool:
+        """True for a line in NCCL's debug format (``host:pid:tid [dev] NCCL LEVEL ...``)."""
+        return _PREFIX.match(text) is not None
+
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT/NOISE for an NCCL line, None for anything else."""
         if "NCCL" not in text:
