@@ -6,9 +6,9 @@ parsing) takes two kinds of batch:
 * EVENTS batches -> events.parquet, and the DuckDB table ``events_raw`` (ingest anchors
   uptime stamps and renames it ``events_other``);
 * compact PROGRESS batches (parsers/progress_batch.py: the bulk Megatron iteration rows)
-  -> events.parquet expanded to EVENTS, and the narrow DuckDB table ``progress`` (ts, flag
-  code, rank, iteration, value, line_no, grp), the per-batch constants going once into
-  ``progress_groups``.
+  -> events.parquet expanded to EVENTS, and the narrow DuckDB table ``progress`` (ts,
+  iteration, value, line_no, grp); what rows share -- the batch's constants, ts_flag and rank
+  -- goes once per group into ``progress_groups``.
 
 Both are gathered into large groups (``GROUP_ROWS``, ``PROGRESS_GROUP_ROWS``) before they are
 written: one Parquet row group and one DuckDB append per group, which costs a fraction of
@@ -16,7 +16,8 @@ writing every 8 MiB chunk's rows separately.
 
 ``events_view_sql`` puts the two back together as the view ``events``, so a user (and the
 pipeline) sees one events table with the EVENTS columns, while the database stores the 99%
-progress rows in six numbers each. Loading the wide table cost ~1.3 s per GiB of job log.
+progress rows in five numbers each (loading the wide table cost ~1.3 s per GiB of job log;
+each column more ~0.1 s).
 """
 
 from __future__ import annotations
@@ -98,12 +99,9 @@ _DUCK_NULL_TYPE = {"uptime_s": "DOUBLE", "code": "VARCHAR", "device": "VARCHAR",
 
 def events_view_sql() -> str:
     """``CREATE VIEW events``: events_other and the expanded progress rows, EVENTS columns."""
-    flags = ", ".join(f"'{f}'" for f in pb.FLAG_NAMES[1:])
     cols = []
     for f in EVENTS:
-        if f.name == "ts_flag":  # DuckDB lists are 1-based: code 1 is FLAG_NAMES[1]
-            cols.append(f"[{flags}][p.ts_flag] AS ts_flag")
-        elif f.name in pb.CONST:
+        if f.name in GROUP_COLUMNS:
             cols.append(f"g.{f.name}")
         elif f.name in pb.NULL:
             cols.append(f"NULL::{_DUCK_NULL_TYPE[f.name]} AS {f.name}")
@@ -116,7 +114,11 @@ def events_view_sql() -> str:
             + " FROM progress p JOIN progress_groups g ON p.grp = g.grp")
 
 
-_GROUPS = pa.schema([pa.field("grp", pa.int32())] + [pa.field(c, pa.string()) for c in pb.CONST])
+#: what the progress rows of one group share: a batch's constants, how ts was obtained, rank
+GROUP_COLUMNS = (*pb.CONST, "ts_flag", "rank")
+_GROUPS = pa.schema([pa.field("grp", pa.int32())] + [pa.field(c, pa.string()) for c in pb.CONST]
+                    + [pa.field("ts_flag", pa.string()), pa.field("rank", pa.int32())])
+_NARROW = ("ts", "iteration", "value", "line_no")
 
 
 def create_tables(cur: duckdb.DuckDBPyConnection, events_table: str = "events_raw",
@@ -126,8 +128,8 @@ def create_tables(cur: duckdb.DuckDBPyConnection, events_table: str = "events_ra
     cur.register("events_arrow", events if events is not None else EVENTS.empty_table())
     cur.execute(f"CREATE TABLE {events_table} AS SELECT * FROM events_arrow")
     cur.unregister("events_arrow")
-    cur.execute("CREATE TABLE progress (ts TIMESTAMPTZ, ts_flag UTINYINT, rank INTEGER,"
-                " iteration BIGINT, value DOUBLE, line_no BIGINT, grp INTEGER)")
+    cur.execute("CREATE TABLE progress (ts TIMESTAMPTZ, iteration BIGINT, value DOUBLE,"
+                " line_no BIGINT, grp INTEGER)")
     cur.register("groups_arrow", _GROUPS.empty_table())
     cur.execute("CREATE TABLE progress_groups AS SELECT * FROM groups_arrow")
     cur.unregister("groups_arrow")
@@ -141,10 +143,10 @@ class EventSink:
         self.cur = con.cursor()
         self.cur.execute("SET TimeZone = 'UTC'")
         create_tables(self.cur)
-        self.groups: dict[str, int] = {}
+        self.groups: dict[tuple[str, int, int], int] = {}
         self.pending: list[pa.RecordBatch] = []
         self.pending_rows = 0
-        self.progress_pending: list[tuple[int, pa.RecordBatch]] = []
+        self.progress_pending: list[tuple[np.ndarray, pa.RecordBatch]] = []
         self.progress_rows = 0
         # bounded by bytes, not batches: a narrow progress batch is ~1 MB, an events batch of
         # kernel lines can be 10 MB; counting batches stalled the parser behind every flush
@@ -183,12 +185,11 @@ class EventSink:
                 self.room.notify()
             try:
                 if is_progress:
-                    key = json.dumps(pb.constants(batch), sort_keys=True)
-                    grp = self.groups.setdefault(key, len(self.groups))
-                    self.progress_pending.append((grp, batch))
+                    self.progress_pending.append((self._groups_of(batch), batch))
                     self.progress_rows += batch.num_rows
                     if self.progress_rows >= PROGRESS_GROUP_ROWS:
                         self._flush_progress()
+                        self._flush()  # the events so far too: less left for close()
                 else:
                     self.pending.append(batch)
                     self.pending_rows += batch.num_rows
@@ -196,6 +197,22 @@ class EventSink:
                         self._flush()
             except BaseException as e:  # raised in the parsing thread
                 self.error = e
+
+    def _groups_of(self, batch: pa.RecordBatch) -> np.ndarray:
+        """Each row's group: the batch's constants with the row's ts_flag and rank (a chunk
+        has one or a few: one file, mostly one flag, the ranks of an srun --label log)."""
+        const = json.dumps(pb.constants(batch), sort_keys=True)
+        flag = batch.column("ts_flag").to_numpy().astype(np.int64)
+        rank = batch.column("rank").fill_null(-1).to_numpy().astype(np.int64)
+        key = (rank + 1) * 8 + flag  # rank >= -1, flag < 8
+        if key.size and key.min() == key.max():
+            uniq, inv = key[:1], np.zeros(key.size, np.intp)
+        else:
+            uniq, inv = np.unique(key, return_inverse=True)
+        ids = np.array([self.groups.setdefault((const, int(k) % 8, int(k) // 8 - 1),
+                                               len(self.groups)) for k in uniq], np.int32)
+        out: np.ndarray = ids[inv]
+        return out
 
     def _flush_progress(self) -> None:
         """One Parquet row group and one DuckDB append for the gathered progress batches
@@ -205,9 +222,9 @@ class EventSink:
                 [pb.to_events(b, dictionary=True) for _, b in self.progress_pending],
                 pb.EVENTS_DICT))
             narrow = pa.Table.from_batches(
-                [pa.RecordBatch.from_arrays(
-                    [*b.columns, pa.array(np.full(b.num_rows, g, np.int32))],
-                    names=[*pb.PROGRESS.names, "grp"]) for g, b in self.progress_pending])
+                [pa.RecordBatch.from_arrays([*(b.column(c) for c in _NARROW), pa.array(g)],
+                                            names=[*_NARROW, "grp"])
+                 for g, b in self.progress_pending])
             self.cur.register("progress_arrow", narrow)
             self.cur.execute("INSERT INTO progress SELECT * FROM progress_arrow")
             self.cur.unregister("progress_arrow")
@@ -232,7 +249,9 @@ class EventSink:
         self.parquet.close()
         if self.error is not None:
             raise self.error
-        rows = [{"grp": g, **json.loads(k)} for k, g in self.groups.items()]
+        rows = [{"grp": g, **json.loads(const), "ts_flag": pb.FLAG_NAMES[flag],
+                 "rank": None if rank < 0 else rank}
+                for (const, flag, rank), g in self.groups.items()]
         self.cur.register("groups_arrow", pa.Table.from_pylist(rows, _GROUPS))
         self.cur.execute("INSERT INTO progress_groups SELECT * FROM groups_arrow")
         self.cur.unregister("groups_arrow")
