@@ -4,7 +4,8 @@ Generates a mixed training-job log of about ``--size-mb`` (default 1024 MiB): ~9
 iteration lines, the rest NCCL INFO/WARN lines, checkpoint save/load lines, a PyTorch watchdog
 timeout and a few unparsed user prints -- all in the formats those programs print (see
 sample_logs/real_formats/ for the sources). Then times ``wc -l`` and ``tormortem ingest`` on the
-same file (page cache warm for both) and reports MB/s and the ingest's peak RSS.
+same file (page cache warm for both), ``--runs`` times alternately, and reports the median,
+lowest and highest MB/s of each and the ingest's peak RSS.
 
     python benchmarks/bench_ingest.py --size-mb 1024 --workdir /tmp/tm-bench
 """
@@ -15,6 +16,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -70,6 +72,8 @@ def main() -> None:
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/tm-bench"))
     ap.add_argument("--keep", action="store_true", help="keep the generated log")
+    ap.add_argument("--runs", type=int, default=5,
+                    help="ingest runs (this machine's speed varies by +-10%%; median reported)")
     a = ap.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
     log = a.workdir / "slurm-4242.out"
@@ -78,14 +82,25 @@ def main() -> None:
         print(f"generated {log} ({log.stat().st_size / 1e6:.0f} MB, {lines:,} lines)")
     size = log.stat().st_size
     subprocess.run(["cat", str(log)], check=True, stdout=subprocess.DEVNULL)  # warm the cache
-    wc_s, _ = timed(["wc", "-l", str(log)])
     exe = str(Path(sys.executable).with_name("tormortem"))
-    ing_s, rss_kib = timed([exe, "ingest", str(log), "--out", str(a.workdir / "out"), "-q"])
+    wc, ing, rss = [], [], 0
+    for _ in range(a.runs):  # alternated, so a slower spell of the machine hits both
+        wc.append(timed(["wc", "-l", str(log)])[0])
+        s, r = timed([exe, "ingest", str(log), "--out", str(a.workdir / "out"), "-q"])
+        ing.append(s)
+        rss = max(rss, r)
+
+    def rates(seconds: list[float]) -> dict[str, float]:
+        mbps = sorted(size / x / 1e6 for x in seconds)
+        return {"median": round(statistics.median(mbps), 1), "min": round(mbps[0], 1),
+                "max": round(mbps[-1], 1)}
+
     res = {
-        "bytes": size,
-        "wc_l_seconds": round(wc_s, 3), "wc_l_MBps": round(size / wc_s / 1e6, 1),
-        "ingest_seconds": round(ing_s, 3), "ingest_MBps": round(size / ing_s / 1e6, 1),
-        "ingest_peak_rss_MiB": round(rss_kib / 1024, 1),
+        "bytes": size, "runs": a.runs,
+        "wc_l_MBps": rates(wc),
+        "ingest_MBps": rates(ing),
+        "ingest_seconds": [round(x, 3) for x in ing],
+        "ingest_peak_rss_MiB": round(rss / 1024, 1),
         "cpus": os.cpu_count(),
     }
     print(json.dumps(res, indent=2))
