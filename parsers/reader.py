@@ -106,7 +106,13 @@ def decode(data: bytes) -> str:
 
 
 def _valid_utf8(data: bytes | bytearray) -> bytes | bytearray:
-    if data.isascii():
+    """``data`` if it is valid UTF-8, else a copy with invalid bytes replaced (U+FFFD).
+
+    ASCII is checked by numpy (~1 ms per 8 MiB, without the GIL, where ``bytes.isascii``
+    holds it: the parsing thread would wait)."""
+    if len(data) < 4096 and data.isascii():
+        return data
+    if len(data) >= 4096 and int(np.frombuffer(data, np.uint8).max(initial=0)) < 128:
         return data
     try:
         data.decode("utf-8")
