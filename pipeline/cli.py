@@ -37,6 +37,26 @@ USER_ERRORS = (InputError, TimeError, RulesError, UnknownSourceError, HostlistEr
 #: `tormortem ingest` does not pay for them at start-up
 LAZY = {"plan": "pipeline.cli_plan:plan", "simulate": "pipeline.cli_simulate:simulate",
         "report": "pipeline.cli_report:report"}
+#: the first lines of the lazy commands' help, so ``tormortem --help`` does not import scipy
+#: and the report stack to list them (a test keeps these equal to the commands' own)
+LAZY_HELP = {
+    "plan": (
+        "Predict TOR from a rates file with the closed form (TOR_MODEL.md "
+        "section 5): at another scale, checkpoint interval or save time, with "
+        "what-ifs per failure category; the TOR-maximising checkpoint interval; "
+        "the key factors; the expected wall time of a job."
+    ),
+    "simulate": (
+        "Simulate a training campaign: write its logs in the real formats "
+        "(Slurm, kernel, Megatron/PyTorch job output) plus its ground truth, "
+        "or, with --no-logs, estimate the TOR distribution of many campaigns by "
+        "Monte Carlo."
+    ),
+    "report": (
+        "Write the post-mortem report (report.html and report.pdf) for an "
+        "analyzed run."
+    ),
+}
 
 
 class _Group(click.Group):
@@ -52,6 +72,23 @@ class _Group(click.Group):
             assert isinstance(cmd, click.Command)
             self.add_command(cmd, name)
         return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """As click's, but a lazy command not loaded yet is listed from LAZY_HELP."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            if name in LAZY and name not in self.commands:
+                rows.append((name, click.utils.make_default_short_help(LAZY_HELP[name], limit)))
+                continue
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
