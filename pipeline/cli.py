@@ -82,7 +82,8 @@ class _Group(click.Group):
         rows = []
         for name in names:
             if name in LAZY and name not in self.commands:
-                rows.append((name, click.utils.make_default_short_help(LAZY_HELP[name], limit)))
+                stub = click.Command(name, help=LAZY_HELP[name])
+                rows.append((name, stub.get_short_help_str(limit)))
                 continue
             cmd = self.get_command(ctx, name)
             if cmd is not None and not cmd.hidden:
