@@ -42,7 +42,7 @@ def builtin_files() -> list[Path]:
     return sorted(Path(str(p)) for p in folder.iterdir() if str(p).endswith(".csv"))
 
 
-def _check(row: dict[str, str], where: str, con: duckdb.DuckDBPyConnection) -> None:
+def _check(row: dict[str, str], where: str, regexes: list[tuple[str, str, str]]) -> None:
     missing = [c for c in ("id", "kind", "category") if not row.get(c)]
     if missing:
         raise RulesError(f"{where}: empty {', '.join(missing)}; every rule needs id, kind "
@@ -60,11 +60,31 @@ def _check(row: dict[str, str], where: str, con: duckdb.DuckDBPyConnection) -> N
         raise RulesError(f"{where}: specificity {spec!r} must be a whole number 0-100")
     for col in ("code", "pattern"):
         if row.get(col):
+            regexes.append((where, col, row[col]))
+
+
+def _check_regexes(regexes: list[tuple[str, str, str]]) -> None:
+    """Every pattern must compile in DuckDB (RE2). All in one query; only if that fails, one
+    by one, to name the first bad one (one query each took ~0.5 ms, 80 ms at start-up)."""
+    if not regexes:
+        return
+    con = duckdb.connect()
+    try:
+        try:
+            # evaluated for every row (a bare count(*) would skip the function)
+            con.execute("SELECT bool_or(regexp_matches('', p)) FROM "
+                        "(SELECT unnest(?::VARCHAR[]) AS p)", [[r for _, _, r in regexes]])
+            return
+        except duckdb.Error:
+            pass
+        for where, col, regex in regexes:
             try:
-                con.execute("SELECT regexp_matches('', ?)", [row[col]])
+                con.execute("SELECT regexp_matches('', ?)", [regex])
             except duckdb.Error as e:
-                raise RulesError(f"{where}: {col} {row[col]!r} is not a valid regular "
+                raise RulesError(f"{where}: {col} {regex!r} is not a valid regular "
                                  f"expression (RE2): {e}") from None
+    finally:
+        con.close()
 
 
 def load_rules(extra: list[Path] | None = None) -> pa.Table:
@@ -72,7 +92,7 @@ def load_rules(extra: list[Path] | None = None) -> pa.Table:
     earlier one."""
     files = [(p, "builtin") for p in builtin_files()] + [(p, "user") for p in extra or []]
     by_id: dict[str, dict[str, object]] = {}
-    con = duckdb.connect()
+    regexes: list[tuple[str, str, str]] = []
     ord_ = 0
     for path, origin in files:
         try:
@@ -88,7 +108,7 @@ def load_rules(extra: list[Path] | None = None) -> pa.Table:
                 row = {k: (v or "").strip() for k, v in row.items() if k}
                 if not any(row.values()) or row["id"].startswith("#"):
                     continue
-                _check(row, f"{path} line {i}", con)
+                _check(row, f"{path} line {i}", regexes)
                 ord_ += 1
                 by_id.pop(row["id"], None)
                 by_id[row["id"]] = {
@@ -101,7 +121,7 @@ def load_rules(extra: list[Path] | None = None) -> pa.Table:
                     "n_conditions": int(bool(row.get("code"))) + int(bool(row.get("pattern"))),
                     "origin": origin,
                 }
-    con.close()
+    _check_regexes(regexes)
     return pa.Table.from_pylist(list(by_id.values()), RULES_SCHEMA)
 
 

@@ -86,6 +86,20 @@ def test_bad_tz_and_source(tmp_path: Path) -> None:
     assert out.count("\n") == 1
 
 
+def test_rules_file_with_a_bad_regex_names_the_line(tmp_path: Path) -> None:
+    f = tmp_path / "a.log"
+    f.write_text("x\n")
+    rules = tmp_path / "r.csv"
+    rules.write_text("id,source,kind,code,pattern,category,mode,specificity,scales_with,note\n"
+                     "my-1,kernel,xid,79,,gpu_hardware,fail-stop,90,gpu,\n"
+                     "my-2,kernel,xid,,fell off (the bus,gpu_hardware,fail-stop,90,gpu,\n")
+    rc, out = run("ingest", str(f), "--out", str(tmp_path / "o"), "--rules", str(rules))
+    assert rc == 1
+    assert out.startswith(f"Error: {rules} line 3: pattern 'fell off (the bus' is not a valid "
+                          "regular expression (RE2): ")
+    assert out.count("\n") == 1
+
+
 def test_bad_rules_file(tmp_path: Path) -> None:
     f = tmp_path / "a.log"
     f.write_text("x\n")
