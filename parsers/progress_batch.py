@@ -74,8 +74,9 @@ def constants(batch: pa.RecordBatch) -> dict[str, str | None]:
 #: dictionaries: the form events.parquet is written in (a constant is a one-entry dictionary
 #: the Parquet writer takes as it is, instead of hashing the string on every row)
 DICT_COLUMNS = (*CONST, "ts_flag")
+_DICT = pa.dictionary(pa.int32(), pa.string())
 EVENTS_DICT = pa.schema([
-    pa.field(f.name, pa.dictionary(pa.int32(), pa.string()), f.nullable, f.metadata)
+    pa.field(f.name, _DICT, f.nullable, f.metadata)
     if f.name in DICT_COLUMNS else f for f in EVENTS])
 _FLAG_DICT = pa.array(FLAG_NAMES[1:], pa.string())
 
@@ -84,10 +85,20 @@ def to_events(batch: pa.RecordBatch, *, dictionary: bool = False) -> pa.RecordBa
     """The same rows in the EVENTS schema (``dictionary``: in EVENTS_DICT)."""
     n = batch.num_rows
     const = constants(batch)
-    make_const = _dict_const if dictionary else _const
-    cols: dict[str, Any] = {name: make_const(const[name], n) for name in CONST}
+    cols: dict[str, Any] = {}
+    if dictionary:  # one all-zero index array serves every constant column
+        zeros = pa.array(np.zeros(n, np.int32))
+        null_dict = pa.nulls(n, _DICT)
+        for name in CONST:
+            v = const[name]
+            cols[name] = null_dict if v is None else pa.DictionaryArray.from_arrays(
+                zeros, pa.array([v], pa.string()))
+    else:
+        cols.update({name: _const(const[name], n) for name in CONST})
+    null_str = pa.nulls(n, pa.string())
     for name in NULL:
-        cols[name] = pa.nulls(n, EVENTS.field(name).type)
+        typ = EVENTS.field(name).type
+        cols[name] = null_str if typ == pa.string() else pa.nulls(n, typ)
     for name in ("ts", "rank", "iteration", "value", "line_no"):
         cols[name] = batch.column(name)
     if dictionary:
@@ -97,15 +108,6 @@ def to_events(batch: pa.RecordBatch, *, dictionary: bool = False) -> pa.RecordBa
         cols["ts_flag"] = _FLAGS.take(batch.column("ts_flag"))
     schema = EVENTS_DICT if dictionary else EVENTS
     return pa.RecordBatch.from_arrays([cols[f.name] for f in schema], schema=schema)
-
-
-def _dict_const(value: str | None, n: int) -> pa.Array:
-    """A constant string column of ``n`` rows as a one-entry dictionary."""
-    typ = pa.dictionary(pa.int32(), pa.string())
-    if value is None:
-        return pa.nulls(n, typ)
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
-                                          pa.array([value], pa.string()))
 
 
 def _const(value: str | None, n: int) -> pa.Array:
