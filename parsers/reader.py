@@ -14,7 +14,7 @@ import gzip
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TypeVar
@@ -226,7 +226,7 @@ def _buffer(pool: list[bytearray], size: int) -> bytearray:
 _END = object()
 
 
-def prefetch(it: Iterator[T], depth: int = 2) -> Iterator[T]:
+def prefetch(it: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
     """Run ``it`` in a background thread, ``depth`` items ahead: reading and splitting the next
     chunk (numpy and file I/O release the GIL) overlaps with parsing the current one."""
     q: queue.Queue[object] = queue.Queue(maxsize=depth)
