@@ -82,10 +82,10 @@ from typing import Any
 import duckdb
 
 from parsers.reader import expand_inputs
-from pipeline.analyze import analyze_db
-from pipeline.decompose import AttemptInput, decompose
-from pipeline.ingest import ingest
-from pipeline.progress import collect
+from pipeline.analyze.decompose import AttemptInput, decompose
+from pipeline.analyze.progress import collect
+from pipeline.analyze.run import analyze_db
+from pipeline.ingest.run import ingest
 
 JOB = "tormortem-compare"
 LOGGER = "goodput-compare"

@@ -39,7 +39,7 @@ def test_lazy_commands_are_listed_with_their_own_help() -> None:
     # (scipy, the report stack): those texts must stay the commands' own first paragraph
     import importlib
 
-    from pipeline.cli import LAZY, LAZY_HELP
+    from pipeline.cli.main import LAZY, LAZY_HELP
 
     for name, target in LAZY.items():
         mod, attr = target.split(":")

@@ -10,10 +10,10 @@ import numpy as np
 from scipy.stats import chi2
 
 from pipeline.report import plots
+from pipeline.report.analysis_text import LABELS
 from pipeline.report.dbdata import DbData
 from pipeline.report.model_ctx import model_context, predicted_for, rates_context
 from pipeline.report.quality import quality_context, run_warnings
-from pipeline.report_text import LABELS
 from pipeline.units import human
 
 CI_LEVEL = 0.95

@@ -23,7 +23,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from pipeline.rates import FAILURE_CATEGORIES
+from pipeline.model.rates import FAILURE_CATEGORIES
 
 COMPONENT_COLORS = {
     "t_opt": "#4c9a5f", "slow": "#e3b23c", "lost": "#c8553d", "ckpt_save": "#3b75af",

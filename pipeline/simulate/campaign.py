@@ -22,24 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.rates import Category, Dist, Rates
+from pipeline.model.rates import Category, Rates, default_startup, default_tail, save_interval
 from pipeline.simulate import presentation
 from pipeline.simulate.params import Settings, draw, streams
 from pipeline.simulate.records import Attempt, Fault, NullSink, Sink, SlowEpisode, Totals
 
 MAX_ATTEMPTS = 1_000_000
-
-
-def save_interval(rates: Rates) -> int:
-    return max(1, round(rates.checkpoint.tau_s / rates.ideal_step_s))
-
-
-def default_startup(rates: Rates) -> Dist:
-    return rates.first_startup or Dist(rates.checkpoint.load_s + 120.0)
-
-
-def default_tail(rates: Rates) -> Dist:
-    return rates.tail or Dist(rates.checkpoint.delta.mean_s + 30.0)
 
 
 class _Episodes:

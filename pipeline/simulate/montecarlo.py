@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.rates import Dist, Rates
-from pipeline.simulate.campaign import default_startup, default_tail, save_interval
+from pipeline.model.rates import Dist, Rates, default_startup, default_tail, save_interval
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from pipeline.rates import Dist
+from pipeline.model.rates import Dist
 
 #: the independent random streams, in spawn order (never reorder: it would change every output)
 STREAMS = ("failures", "steps", "slow", "present", "cosmetic")

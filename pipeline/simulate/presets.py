@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.rates import Rates, from_json
+from pipeline.model.rates import Rates, from_json
 
 LLAMA3_DAYS = 54.0
 LLAMA3_AT_RISK_FRACTION = 0.965

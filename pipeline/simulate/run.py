@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.rates import Rates, dumps
+from pipeline.model.rates import Rates, dumps, save_interval
 from pipeline.simulate import truth
-from pipeline.simulate.campaign import Campaign, save_interval
+from pipeline.simulate.campaign import Campaign
 from pipeline.simulate.logsink import SlurmLogSink
 from pipeline.simulate.logsink_k8s import K8sLogSink
 from pipeline.simulate.params import Settings, streams

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.rates import Rates, to_json
-from pipeline.simulate.campaign import Campaign, save_interval
+from pipeline.model.rates import Rates, save_interval, to_json
+from pipeline.simulate.campaign import Campaign
 from pipeline.simulate.timefmt import Clock
 
 COMPONENTS = ("t_opt", "slow", "lost", "ckpt_save", "startup", "hang", "repair", "tail")

@@ -27,7 +27,7 @@ run ``llm-side`` (1 node, concurrently on tmn4): S1 ``--time=1`` -> TIMEOUT (sch
 resubmitted -> COMPLETED. The time limit costs 60-90 s (limits are whole minutes and the
 check runs every ~30 s), so it runs beside the main run instead of in it.
 
-Categories: from the rule table (pipeline/rules/*.csv): NODE_FAIL / ``requeue ... due to
+Categories: from the rule table (pipeline/ingest/rules/*.csv): NODE_FAIL / ``requeue ... due to
 failure of node`` / ``update_node ... DOWN`` -> node_failure (80); TIMEOUT, CANCELLED,
 ``Requeuing JobId``, the ``DUE TO JOB REQUEUE`` banner -> scheduler (60); OUT_OF_MEMORY / ``OOM
 failure`` / ``Detected 1 oom-kill event`` -> oom_host (60); FAILED, ``WEXITSTATUS n``,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.rates import Rates, from_json
+from pipeline.model.rates import Rates, from_json
 
 
 def fixed(mean: float) -> dict[str, Any]:

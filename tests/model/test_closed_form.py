@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pipeline import model
-from pipeline.model_core import risk_time
-from pipeline.rates import Dist
+from pipeline.model import predict as model
+from pipeline.model.core import risk_time
+from pipeline.model.rates import Dist
 from tests.model.helpers import fixed, rates
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from scipy.stats import chi2, gamma
 
-from pipeline import model
-from pipeline.model_interval import gamma_from_ci
+from pipeline.model import predict as model
+from pipeline.model.interval import gamma_from_ci
 from tests.model.helpers import rates
 
 

@@ -15,7 +15,7 @@ import math
 
 import pytest
 
-from pipeline import model
+from pipeline.model import predict as model
 from pipeline.simulate import montecarlo, presets
 from tests.model.helpers import rates
 

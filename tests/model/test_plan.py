@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline import model, plan
-from pipeline.cli_plan import plan as plan_cmd
-from pipeline.rates import dump
+from pipeline.cli.plan import plan as plan_cmd
+from pipeline.model import plan
+from pipeline.model import predict as model
+from pipeline.model.rates import dump
 from pipeline.simulate import presets
 from tests.model.helpers import fixed, rates
 

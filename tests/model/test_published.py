@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from pipeline import model
-from pipeline.rates import from_json
+from pipeline.model import predict as model
+from pipeline.model.rates import from_json
 
 MIN = 60.0
 

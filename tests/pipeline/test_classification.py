@@ -13,7 +13,7 @@ import pytest
 
 from parsers.reader import expand_inputs
 from parsers.timeutil import get_tz
-from pipeline.explain import explain_files
+from pipeline.ingest.explain import explain_files
 
 ROOT = Path(__file__).resolve().parents[2]
 

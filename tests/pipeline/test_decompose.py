@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from pipeline.decompose import AttemptInput, Save, decompose
+from pipeline.analyze.decompose import AttemptInput, Save, decompose
 
 
 def _attempt(name: str, start: float, startup: float, first_iter: int, n_lines: int,

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from parsers.reader import expand_inputs
-from pipeline.analyze import analyze_db
-from pipeline.fit import fit_dir, poisson_ci, weibull_censored
-from pipeline.ingest import ingest
-from pipeline.rates import from_json
+from pipeline.analyze.run import analyze_db
+from pipeline.ingest.run import ingest
+from pipeline.model.fit import fit_dir, poisson_ci, weibull_censored
+from pipeline.model.rates import from_json
 from pipeline.simulate import presets
 from pipeline.simulate.run import simulate
 

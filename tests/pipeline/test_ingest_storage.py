@@ -14,7 +14,7 @@ from parsers.driver import parse_text
 from parsers.joblog import JobLogParser
 from parsers.reader import InputFile
 from parsers.schema import EVENTS
-from pipeline.ingest import ingest
+from pipeline.ingest.run import ingest
 
 # Megatron-LM training_log() (megatron/training/training.py): ' [%Y-%m-%d %H:%M:%S]' then
 # ' iteration {:8d}/{:8d} |' ... ' elapsed time per iteration (ms): {:.1f} |'

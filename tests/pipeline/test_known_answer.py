@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from parsers.reader import expand_inputs
-from pipeline.analyze import analyze_db
-from pipeline.ingest import ingest
+from pipeline.analyze.run import analyze_db
+from pipeline.ingest.run import ingest
 from pipeline.simulate import presets
 from pipeline.simulate.params import Settings
 from pipeline.simulate.run import simulate

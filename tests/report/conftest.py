@@ -11,8 +11,8 @@ import pytest
 
 from parsers.reader import expand_inputs
 from parsers.timeutil import get_tz
-from pipeline.analyze import analyze_db
-from pipeline.ingest import ingest
+from pipeline.analyze.run import analyze_db
+from pipeline.ingest.run import ingest
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "sample_logs" / "demo"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.report import render_html, write_report
+from pipeline.report.html import render_html, write_report
 from pipeline.report.pdf import CHROMIUM_FLAGS, find_browser, weasyprint_ok
 from pipeline.units import human
 from tests.report.conftest import MODEL, PAYLOAD, Page

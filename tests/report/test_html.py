@@ -11,8 +11,8 @@ from typing import Any
 import duckdb
 from click.testing import CliRunner
 
-from pipeline.cli_report import report
-from pipeline.report import render_html, write_report
+from pipeline.cli.report import report
+from pipeline.report.html import render_html, write_report
 from pipeline.units import human
 from tests.report.conftest import MODEL, PAYLOAD, Page
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.rates import from_json
+from pipeline.model.rates import from_json
 from pipeline.simulate import presets, truth
 from pipeline.simulate.campaign import Campaign
 from pipeline.simulate.presets import LLAMA3_TABLE5

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from parsers.reader import expand_inputs
-from pipeline.cli_simulate import simulate
-from pipeline.ingest import ingest
+from pipeline.cli.simulate import simulate
+from pipeline.ingest.run import ingest
 from pipeline.simulate import presets
 from pipeline.simulate.params import Settings
 from pipeline.simulate.run import simulate as run_simulate

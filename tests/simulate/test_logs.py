@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli_simulate import simulate
+from pipeline.cli.simulate import simulate
 from pipeline.simulate import presets
 from pipeline.simulate.params import Settings
 from pipeline.simulate.run import simulate as run_simulate

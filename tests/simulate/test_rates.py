@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pipeline import rates
+from pipeline.model import rates
 from pipeline.simulate import presets
 
 

@@ -1,0 +1,77 @@
+"""Per-attempt progress timelines from ``attempt_events`` (iterations, saves, loads).
+
+* Progress lines: one per logged iteration (the first line seen for an iteration wins, so
+  several ranks printing the same line count once); iterations going backwards inside one
+  attempt without a load line are dropped and counted (``dropped_lines``).
+* Saves: a ``ckpt_save_start``/``ckpt_save_end`` marks a save after that iteration; a save
+  timer line (Megatron's ``save-checkpoint`` timer, seconds) that follows is its duration.
+* Resume point: the first checkpoint load of the attempt (iteration loaded).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from pipeline.analyze.decompose import AttemptInput, Save
+from pipeline.analyze.sql import sql
+
+
+@dataclass
+class RunInputs:
+    run: str
+    attempts: list[AttemptInput] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)  #: attempts_linked rows
+    dropped_lines: int = 0
+
+
+def _epoch(ts: object) -> float:
+    return ts.timestamp() if ts is not None else math.nan  # type: ignore[attr-defined]
+
+
+def collect(con: duckdb.DuckDBPyConnection) -> list[RunInputs]:
+    """One ``RunInputs`` per run, attempts in start order."""
+    cols = [d[0] for d in con.execute("SELECT * FROM attempts_linked LIMIT 0").description]
+    runs: dict[str, RunInputs] = {}
+    by_attempt: dict[str, AttemptInput] = {}
+    for row in con.execute('SELECT * FROM attempts_linked ORDER BY run, start, "end", attempt'
+                           ).fetchall():
+        r = dict(zip(cols, row, strict=True))
+        start = _epoch(r["start"])
+        end = _epoch(r["end"]) if r["end"] is not None else start
+        a = AttemptInput(str(r["attempt"]), start, end)
+        ri = runs.setdefault(str(r["run"]), RunInputs(str(r["run"])))
+        ri.attempts.append(a)
+        ri.rows.append(r)
+        by_attempt[a.attempt] = a
+    seen: dict[str, set[int]] = {}
+    last_save: dict[str, Save] = {}
+    con.execute("CREATE OR REPLACE TABLE attempt_events AS " + sql("attempt_events"))
+    cur = con.execute("SELECT attempt, run, ts, kind, iteration, value FROM attempt_events")
+    while batch := cur.fetchmany(100_000):
+        for attempt, run, ts, kind, iteration, value in batch:
+            a = by_attempt[attempt]
+            if kind == "iteration" and iteration is not None:
+                s = seen.setdefault(attempt, set())
+                if iteration in s or (a.progress and iteration < a.progress[-1][1]):
+                    if iteration not in s:
+                        runs[run].dropped_lines += 1
+                    continue
+                s.add(iteration)
+                ms = float(value) if value is not None else math.nan
+                a.progress.append((_epoch(ts), int(iteration), ms))
+            elif kind in ("ckpt_save_start", "ckpt_save_end") and iteration is not None:
+                if not a.saves or a.saves[-1].iteration != iteration:
+                    sv = Save(int(iteration), completed=kind == "ckpt_save_end")
+                    a.saves.append(sv)
+                    last_save[attempt] = sv
+                elif kind == "ckpt_save_end":
+                    a.saves[-1].completed = True
+            elif kind == "ckpt_save_time" and value is not None and attempt in last_save:
+                last_save[attempt].seconds = float(value)
+            elif kind == "ckpt_load" and iteration is not None and a.resumed_from is None:
+                a.resumed_from = int(iteration)
+    return list(runs.values())

@@ -1,0 +1,108 @@
+"""Root cause of each interruption: evidence windows, the rule table, most specific first.
+
+An *interruption* is an attempt that ended without finishing its run, i.e. every attempt that
+another attempt of the same run follows. Its evidence and ranking are in ``sql/evidence.sql``;
+an interruption without evidence gets category ``unknown`` and keeps the last lines of its own
+output (``output_tail``) so the report can show what the job said last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.analyze.sql import sql
+
+DEFAULT_BEFORE_S = 15 * 60.0
+DEFAULT_AFTER_S = 5 * 60.0
+NODE_SKEW_S = 30.0  #: node-level evidence may be stamped this much after the attempt's end
+TAIL_LINES = 15
+
+
+@dataclass
+class Cause:
+    attempt: str
+    category: str = "unknown"
+    node: str | None = None
+    kind: str | None = None
+    code: str | None = None
+    message: str | None = None
+    where: str | None = None  #: file:line of the cause
+    ts: Any = None
+    symptoms: int = 0
+    output_tail: list[str] = field(default_factory=list)
+
+
+INTERRUPTIONS_BASE = pa.schema([
+    ("attempt", pa.string()), ("run", pa.string()), ("job_id", pa.string()),
+    ("executions", pa.int64()), ("nodes", pa.list_(pa.string())),
+    ("start", pa.timestamp("us", tz="UTC")), ("end", pa.timestamp("us", tz="UTC")),
+    ("last_progress", pa.timestamp("us", tz="UTC")),
+    ("next_start", pa.timestamp("us", tz="UTC")), ("first_in_run", pa.bool_()),
+    ("end_inferred", pa.bool_()),
+])
+
+
+def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
+                before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S
+                ) -> dict[str, Cause]:
+    """Create tables ``interruptions_base`` and ``evidence``; one Cause per attempt in base."""
+    con.register("ib_arrow", pa.Table.from_pylist(base, INTERRUPTIONS_BASE))
+    con.execute("CREATE OR REPLACE TABLE interruptions_base AS SELECT * FROM ib_arrow")
+    con.unregister("ib_arrow")
+    con.execute("CREATE OR REPLACE TABLE evidence AS " + sql("evidence"),
+                {"before_s": before_s, "after_s": after_s, "skew_s": NODE_SKEW_S})
+    causes = {b["attempt"]: Cause(b["attempt"]) for b in base}
+    rows = con.execute(
+        "SELECT attempt, category, host, kind, code, message, file, line_no, ts, "
+        "count(*) OVER (PARTITION BY attempt) - 1 FROM evidence WHERE role = 'cause'"
+    ).fetchall()
+    for attempt, cat, host, kind, code, msg, file, line_no, ts, n_sym in rows:
+        causes[attempt] = Cause(attempt, cat, host, kind, code, msg, f"{file}:{line_no}", ts,
+                                int(n_sym))
+    # The node: a job-scope line names where it was printed (the batch host in Slurm's
+    # "*** JOB ... ON node001 CANCELLED ... DUE TO NODE FAILURE ***"), not the node at fault;
+    # prefer the host of the most specific node-scope evidence of the cause's category.
+    for attempt, host in con.execute(
+        "SELECT e.attempt, arg_max(e.host, e.specificity * 1e12 - epoch(e.ts)) "
+        "FROM evidence e JOIN evidence c ON c.attempt = e.attempt AND c.role = 'cause' "
+        "WHERE e.scope = 'node' AND e.host IS NOT NULL AND e.category = c.category "
+        "AND c.scope = 'job' GROUP BY e.attempt").fetchall():
+        causes[attempt].node = host
+    counts = con.execute("SELECT attempt, count(*) - 1 FROM evidence GROUP BY attempt").fetchall()
+    for attempt, n in counts:
+        causes[attempt].symptoms = int(n)
+    nodes = {b["attempt"]: b["nodes"] for b in base}
+    for c in causes.values():
+        if c.node is None and nodes.get(c.attempt) and len(nodes[c.attempt]) == 1:
+            c.node = nodes[c.attempt][0]
+        if c.category == "unknown":
+            c.output_tail = _output_tail(con, c.attempt)
+    return causes
+
+
+def _output_tail(con: duckdb.DuckDBPyConnection, attempt: str) -> list[str]:
+    """The last lines the attempt's own output printed (read back from the file)."""
+    rows = con.execute(
+        "SELECT file, max(line_no) FROM attempt_events WHERE attempt = ? GROUP BY file "
+        "ORDER BY 2 DESC LIMIT 1", [attempt]).fetchall()
+    if not rows:
+        return []
+    path, last = Path(rows[0][0]), int(rows[0][1])
+    try:
+        from parsers.reader import open_binary
+
+        with open_binary(path) as fh:
+            lines: list[str] = []
+            for i, raw in enumerate(fh, start=1):
+                if i > last + TAIL_LINES:
+                    break
+                if i > last - TAIL_LINES:
+                    lines.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        return lines
+    except OSError:
+        return []

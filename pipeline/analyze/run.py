@@ -1,0 +1,196 @@
+"""Realized TOR per run: attempts, progress, the exact decomposition, root causes.
+
+``analyze_db`` works on an ingested database (``pipeline.ingest.run``) and adds the tables
+
+* ``attempts_linked``  one row per attempt with its run (``sql/attempts_linked.sql``)
+* ``attempt_events``   progress/checkpoint events assigned to attempts
+* ``attempt_parts``    per attempt: startup, ckpt_save, compute, hang, tail, repair, lost
+* ``runs``             per run: T_obs, T_opt, TOR, t*, iterations
+* ``decomposition``    per run and component: seconds (sums to T_obs)
+* ``interruptions``    per interruption: root cause, node, cost and its parts
+* ``evidence``         every evidence line of every interruption, cause first, then symptoms
+* ``slow_episodes``    fail-slow episodes found from step times
+
+and returns the same as a dict in the JSON shape of TOR_MODEL.md section 7
+(``schema: tormortem.analysis/1``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.analyze.decompose import Decomposition, decompose, split_no_progress
+from pipeline.analyze.progress import RunInputs, collect
+from pipeline.analyze.rootcause import DEFAULT_AFTER_S, DEFAULT_BEFORE_S, Cause, find_causes
+from pipeline.analyze.runs import link_attempts, load_run_map
+from pipeline.analyze.slowdown import Episode, find_episodes
+
+SCHEMA = "tormortem.analysis/1"
+COMPONENTS = ("t_opt", "slow", "lost", "ckpt_save", "startup", "hang", "repair", "tail")
+
+
+class AnalysisError(ValueError):
+    """Nothing to analyse; the message says what is missing."""
+
+
+def iso(t: float | datetime | None) -> str | None:
+    if t is None:
+        return None
+    dt = t if isinstance(t, datetime) else datetime.fromtimestamp(t, UTC)
+    s = dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0").rstrip(".")
+    return s + "Z"
+
+
+def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | None = None,
+               before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S
+               ) -> dict[str, Any]:
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        fidelity = link_attempts(con, load_run_map(run_map))
+        runs = collect(con)
+        if not runs:
+            raise AnalysisError(
+                "no attempts found: the logs have no scheduler records (sacct, sacct --json, "
+                "pod status) and no training progress lines; add them to the inputs")
+        results = []
+        base: list[dict[str, Any]] = []
+        decs: dict[str, Decomposition] = {}
+        for ri in runs:
+            d = decompose(ri.attempts, ideal_step_s=ideal_step_s)
+            decs[ri.run] = d
+            executions: dict[str, int] = {}
+            for row in ri.rows:
+                executions[row["job_id"]] = executions.get(row["job_id"], 0) + 1
+            for k, p in enumerate(d.attempts[:-1]):
+                row = ri.rows[k]
+                base.append({"attempt": p.attempt, "run": ri.run, "job_id": row["job_id"],
+                             "executions": executions[row["job_id"]],
+                             "nodes": list(row["nodes"] or []),
+                             "start": _dt(p.start), "end": _dt(p.end),
+                             "last_progress": _dt(p.last_progress),
+                             "next_start": _dt(d.attempts[k + 1].start),
+                             "first_in_run": k == 0,
+                             "end_inferred": row.get("fidelity") == "progress"})
+        causes = find_causes(con, base, before_s, after_s)
+        for ri in runs:
+            d = decs[ri.run]
+            for k, p in enumerate(d.attempts[:-1]):
+                c = causes[p.attempt]
+                if p.last_progress is None and c.ts is not None:
+                    split_no_progress(d, k, c.ts.timestamp())
+        for ri in runs:
+            d = decs[ri.run]
+            eps = find_episodes(d.intervals, d.ideal_step_s)
+            results.append(_run_json(ri, d, causes, eps, fidelity))
+        _write_tables(con, results, decs, runs)
+    finally:
+        con.close()
+    return {"schema": SCHEMA, "fidelity": fidelity, "runs": results}
+
+
+def _dt(t: float | None) -> datetime | None:
+    return None if t is None else datetime.fromtimestamp(t, UTC)
+
+
+def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
+              eps: list[Episode], fidelity: str) -> dict[str, Any]:
+    atts = []
+    for p, row in zip(d.attempts, ri.rows, strict=True):
+        atts.append({"attempt": p.attempt, "job_id": row["job_id"], "start": iso(p.start),
+                     "end": iso(p.end), "state": row["state"], "exit_code": row["exit_code"],
+                     "nodes": list(row["nodes"] or []), "gpus": row["gpus"],
+                     "resumed_from": p.resumed_from, "last_iteration": p.last_iteration,
+                     "startup_s": p.startup, "ckpt_save_s": p.ckpt_save, "hang_s": p.hang,
+                     "tail_s": p.tail, "repair_after_s": p.repair_after})
+    ints = []
+    by_cat: dict[str, dict[str, float]] = {}
+    for k, p in enumerate(d.attempts[:-1]):
+        c = causes[p.attempt]
+        nxt = d.attempts[k + 1]
+        cost = p.lost_charged + p.hang + p.repair_after + nxt.startup
+        ints.append({"attempt": p.attempt, "end": iso(p.end), "category": c.category,
+                     "node": c.node, "cost_s": cost, "lost_s": p.lost_charged,
+                     "hang_s": p.hang, "repair_s": p.repair_after, "startup_s": nxt.startup,
+                     "state": ri.rows[k]["state"], "last_progress": iso(p.last_progress),
+                     "cause": {"kind": c.kind, "code": c.code, "message": c.message,
+                               "where": c.where, "ts": iso(c.ts)},
+                     "symptoms": c.symptoms, "output_tail": c.output_tail})
+        agg = by_cat.setdefault(c.category, {"count": 0, "cost_s": 0.0})
+        agg["count"] += 1
+        agg["cost_s"] += cost
+    comps = {k: d.components[k] for k in COMPONENTS}
+    if abs(d.check()) > 1e-6 * max(d.t_obs, 1.0):
+        raise RuntimeError(f"internal error: run {ri.run}: the components sum to "
+                           f"{sum(comps.values())} s, not T_obs = {d.t_obs} s")
+    eps_cost = sum(e.cost for e in eps)
+    return {
+        "run": ri.run, "start": iso(d.attempts[0].start), "end": iso(d.attempts[-1].end),
+        "t_obs_s": d.t_obs, "t_opt_s": d.t_opt,
+        "tor": d.t_opt / d.t_obs if d.t_obs > 0 else None,
+        "ideal_step_s": d.ideal_step_s, "iterations_net": d.iterations_net,
+        "start_iteration": d.start_iteration, "final_iteration": d.final_iteration,
+        "components": comps,
+        "slow_split": {"fail_slow_episodes": eps_cost, "jitter": comps["slow"] - eps_cost},
+        "remainder_s": d.check(), "fidelity": fidelity,
+        "dropped_progress_lines": ri.dropped_lines,
+        "attempts": atts, "interruptions": ints,
+        "by_category": dict(sorted(by_cat.items(), key=lambda kv: -kv[1]["cost_s"])),
+        "slow_episodes": [{"attempt": d.attempts[e.attempt].attempt, "start": iso(e.start),
+                           "end": iso(e.end), "first_iteration": e.first_iteration,
+                           "last_iteration": e.last_iteration, "ratio": e.ratio,
+                           "cost_s": e.cost} for e in eps],
+    }
+
+
+def _write_tables(con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
+                  decs: dict[str, Decomposition], runs: list[RunInputs]) -> None:
+    def put(name: str, rows: list[dict[str, Any]], schema: pa.Schema) -> None:
+        con.register("tmp_arrow", pa.Table.from_pylist(rows, schema))
+        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM tmp_arrow")
+        con.unregister("tmp_arrow")
+
+    ts = pa.timestamp("us", tz="UTC")
+    f64, s = pa.float64(), pa.string()
+    put("runs", [{"run": r["run"], "start": _dt(decs[r["run"]].attempts[0].start),
+                  "end": _dt(decs[r["run"]].attempts[-1].end), "t_obs_s": r["t_obs_s"],
+                  "t_opt_s": r["t_opt_s"], "tor": r["tor"], "ideal_step_s": r["ideal_step_s"],
+                  "iterations_net": r["iterations_net"], "attempts": len(r["attempts"]),
+                  "interruptions": len(r["interruptions"]), "fidelity": r["fidelity"]}
+                 for r in results],
+        pa.schema([("run", s), ("start", ts), ("end", ts), ("t_obs_s", f64), ("t_opt_s", f64),
+                   ("tor", f64), ("ideal_step_s", f64), ("iterations_net", pa.int64()),
+                   ("attempts", pa.int64()), ("interruptions", pa.int64()), ("fidelity", s)]))
+    put("decomposition", [{"run": r["run"], "component": k, "seconds": v,
+                           "share": v / r["t_obs_s"] if r["t_obs_s"] else None}
+                          for r in results for k, v in r["components"].items()],
+        pa.schema([("run", s), ("component", s), ("seconds", f64), ("share", f64)]))
+    put("attempt_parts", [{"run": ri.run, "attempt": p.attempt, "start": _dt(p.start),
+                           "end": _dt(p.end), "startup_s": p.startup, "compute_s": p.compute,
+                           "ckpt_save_s": p.ckpt_save, "hang_s": p.hang, "tail_s": p.tail,
+                           "repair_after_s": p.repair_after, "lost_charged_s": p.lost_charged,
+                           "resumed_from": p.resumed_from, "last_iteration": p.last_iteration}
+                          for ri in runs for p in decs[ri.run].attempts],
+        pa.schema([("run", s), ("attempt", s), ("start", ts), ("end", ts), ("startup_s", f64),
+                   ("compute_s", f64), ("ckpt_save_s", f64), ("hang_s", f64), ("tail_s", f64),
+                   ("repair_after_s", f64), ("lost_charged_s", f64),
+                   ("resumed_from", pa.int64()), ("last_iteration", pa.int64())]))
+    put("interruptions", [{"run": r["run"], **{k: i[k] for k in (
+        "attempt", "category", "node", "cost_s", "lost_s", "hang_s", "repair_s", "startup_s",
+        "state", "symptoms")}, "end": i["end"], "cause_kind": i["cause"]["kind"],
+        "cause_code": i["cause"]["code"], "cause_message": i["cause"]["message"],
+        "cause_where": i["cause"]["where"]} for r in results for i in r["interruptions"]],
+        pa.schema([("run", s), ("attempt", s), ("category", s), ("node", s), ("cost_s", f64),
+                   ("lost_s", f64), ("hang_s", f64), ("repair_s", f64), ("startup_s", f64),
+                   ("state", s), ("symptoms", pa.int64()), ("end", s), ("cause_kind", s),
+                   ("cause_code", s), ("cause_message", s), ("cause_where", s)]))
+    put("slow_episodes", [{"run": run, **e} for run, r in
+                          ((r["run"], r) for r in results) for e in r["slow_episodes"]],
+        pa.schema([("run", s), ("attempt", s), ("start", s), ("end", s),
+                   ("first_iteration", pa.int64()), ("last_iteration", pa.int64()),
+                   ("ratio", f64), ("cost_s", f64)]))

@@ -1,0 +1,86 @@
+"""``tormortem report DIR``: the post-mortem as HTML and PDF from an ``analyze`` output folder."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipeline.model import rates as rates_mod
+from pipeline.report.html import PdfError, write_report
+
+
+def _json(path: Path, what: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise click.ClickException(f"{what} {str(path)!r} not found") from None
+    except json.JSONDecodeError as e:
+        raise click.ClickException(f"{path}: not valid JSON ({e.msg} at line {e.lineno})"
+                                   ) from None
+    if not isinstance(doc, dict):
+        raise click.ClickException(f"{path}: expected a JSON object")
+    return doc
+
+
+@click.command("report")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write report.html and report.pdf (default: DIRECTORY).")
+@click.option("--rates", "rates_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Fitted rates JSON (schema tormortem.rates/1) to show "
+              "(default: DIRECTORY/rates.json if present).")
+@click.option("--model", "model_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Model predictions JSON (shape: see pipeline.report; "
+              "default: DIRECTORY/model.json if present).")
+@click.option("--no-pdf", is_flag=True, help="Write the HTML only.")
+@click.option("--pdf-engine", type=click.Choice(["auto", "chromium", "weasyprint"]),
+              default="auto", show_default=True,
+              help="auto: headless Chromium if installed, else WeasyPrint.")
+def report(directory: Path, out: Path | None, rates_path: Path | None,
+           model_path: Path | None, no_pdf: bool, pdf_engine: str) -> None:
+    """Write the post-mortem report (report.html and report.pdf) for an analyzed run.
+
+    DIRECTORY is an `analyze --out` folder: analysis.json, and tormortem.duckdb for step
+    times, evidence excerpts and data quality. The HTML is self-contained (no network).
+
+    \b
+    Example:
+      tormortem analyze sample_logs/demo --out reports/demo
+      tormortem report reports/demo
+      tormortem report reports/demo --rates rates.json --model model.json --no-pdf
+    """
+    analysis_path = directory / "analysis.json"
+    if not analysis_path.exists():
+        raise click.ClickException(
+            f"{analysis_path} not found; run `tormortem analyze LOGS --out {directory}` first")
+    analysis = _json(analysis_path, "analysis")
+    if not str(analysis.get("schema", "")).startswith("tormortem.analysis/"):
+        raise click.ClickException(f"{analysis_path}: not a tormortem analysis "
+                                   "(schema tormortem.analysis/1)")
+    rates = None
+    auto_rates = rates_path is None and (directory / "rates.json").exists()
+    if auto_rates:
+        rates_path = directory / "rates.json"
+    if rates_path is not None:
+        try:
+            rates = rates_mod.to_json(rates_mod.load(rates_path))
+        except rates_mod.RatesError as e:
+            if not auto_rates:
+                raise click.ClickException(str(e)) from None
+            click.echo(f"warning: {rates_path} left out: {e}", err=True)
+    if model_path is None and (directory / "model.json").exists():
+        model_path = directory / "model.json"
+    model = _json(model_path, "model") if model_path is not None else None
+    t0 = time.perf_counter()
+    try:
+        html, pdf = write_report(out or directory, analysis, rates, model,
+                                 db=directory / "tormortem.duckdb", pdf=not no_pdf,
+                                 engine=pdf_engine)
+    except PdfError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"wrote {html}" + (f" and {pdf}" if pdf else "")
+               + f" in {time.perf_counter() - t0:.1f} s")

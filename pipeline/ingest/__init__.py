@@ -1,0 +1,19 @@
+"""Stage 1, ingest: log files -> typed tables, every line accounted for.
+
+Enters: input files (``parsers.reader.InputFile``), options (zone, year, source, extra rules).
+Runs each file through ``parsers`` (sniffing, prefix and message layers) and writes, into an
+output folder:
+
+* ``events.parquet`` / DuckDB ``events`` (``parsers.schema.EVENTS``; the bulk progress rows are
+  kept narrow in ``progress`` + ``progress_groups``, see ``sink``);
+* ``attempts.parquet`` / ``attempts`` (``parsers.schema.ATTEMPTS``) and ``job_steps``;
+* ``line_accounting`` and ``unparsed_samples`` (``parsers.schema.LINE_ACCOUNTING``,
+  ``UNPARSED``);
+* ``rules`` (the rule table, ``rules/*.csv``) and the view ``classified_events``.
+
+Modules: ``run`` (``ingest()``), ``sink`` (Parquet + DuckDB writers), ``ruletable`` (the
+taxonomy as data), ``explain`` (the same parse and classification, returned as records), and
+``sql/`` (``events_anchored``, ``classified_events``).
+
+May import: ``parsers`` and ``pipeline.units``.
+"""

@@ -1,0 +1,149 @@
+"""Ingest: every input file through its parser into Parquet files and one DuckDB database.
+
+Writes into ``out``:
+
+* ``events.parquet``            one row per signal line (schema ``parsers.schema.EVENTS``)
+* ``attempts.parquet``          scheduler records (jobs, steps, pod incarnations) (ATTEMPTS)
+* ``line_accounting.parquet``   per file: lines read = events + irrelevant + unparsed
+* ``unparsed_samples.parquet``  up to 20 unparsed lines per file, for the user to look at
+* ``tormortem.duckdb``          the same as tables (``attempts``, ``job_steps``,
+  ``line_accounting``, ``unparsed_samples``, ``rules``) plus the views ``events`` (over the
+  tables ``events_other``, ``progress`` and ``progress_groups``, see ingest_sink.py) and
+  ``classified_events``.
+
+Memory stays bounded: parsers hand over Arrow batches per chunk and they go straight to the
+Parquet writer and DuckDB. Kernel lines stamped only with uptime are anchored here, per host,
+when another line of that host carries both wall time and uptime (syslog's
+``kernel: [12345.678]`` lines).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from parsers.driver import FileResult, parse_file
+from parsers.reader import InputFile
+from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
+from pipeline.ingest import ruletable as rules_mod
+from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, events_view_sql
+
+DB_NAME = "tormortem.duckdb"
+ProgressFn = Callable[[InputFile, int], None]
+
+
+@dataclass
+class IngestResult:
+    out: Path
+    files: list[FileResult] = field(default_factory=list)
+    events: int = 0
+    records: int = 0
+    anchored: int = 0  #: uptime-only kernel lines given a wall time
+    unanchored: int = 0  #: uptime-only kernel lines left without one
+
+    @property
+    def totals(self) -> dict[str, int]:
+        t = {"read": 0, "events": 0, "irrelevant": 0, "unparsed": 0, "bytes": 0}
+        for f in self.files:
+            t["read"] += f.acct.read
+            t["events"] += f.acct.events
+            t["irrelevant"] += f.acct.irrelevant
+            t["unparsed"] += f.acct.unparsed
+            t["bytes"] += f.nbytes
+        return t
+
+
+def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | None = None,
+           source: str | None = None, extra_rules: list[Path] | None = None,
+           progress: ProgressFn | None = None) -> IngestResult:
+    """Parse ``files`` into ``out`` (created; an existing database there is replaced)."""
+    rules = rules_mod.load_rules(extra_rules or [])  # fail early on a bad rules file
+    out.mkdir(parents=True, exist_ok=True)
+    db_path = out / DB_NAME
+    for p in (db_path, out / (DB_NAME + ".wal")):
+        if p.exists():
+            p.unlink()
+    con = duckdb.connect(str(db_path))
+    try:
+        ev = EventSink(out, con)
+        rec = ParquetSink(out / "attempts.parquet", ATTEMPTS)
+        result = IngestResult(out)
+        try:
+            for f in files:
+                res = parse_file(f, ev, rec, tz=tz, year=year, source=source,
+                                 on_progress=ev.progress)
+                result.files.append(res)
+                if progress:
+                    progress(f, res.nbytes)
+        finally:
+            result.events = ev.close()
+            rec.close()
+        result.records = rec.rows
+        _write_accounting(result, out)
+        _build_db(result, out, con, rules)
+    finally:
+        con.close()
+    return result
+
+
+def _write_accounting(result: IngestResult, out: Path) -> None:
+    rows = [{"file": f.file, "source": f.source, "unit": f.unit, "read": f.acct.read,
+             "events": f.acct.events, "irrelevant": f.acct.irrelevant,
+             "unparsed": f.acct.unparsed, "bytes": f.nbytes} for f in result.files]
+    pq.write_table(pa.Table.from_pylist(rows, LINE_ACCOUNTING), out / "line_accounting.parquet")
+    samples = [{"file": f.file, "source": f.source, "line_no": n, "text": t}
+               for f in result.files for n, t in f.acct.samples]
+    pq.write_table(pa.Table.from_pylist(samples, UNPARSED), out / "unparsed_samples.parquet")
+
+
+def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
+              rules: pa.Table) -> None:
+    con.execute("SET TimeZone = 'UTC'")
+    # events_raw and progress were filled by the EventSink; row order is not the files' order:
+    # queries order by file, line_no where order matters
+    row = con.execute("SELECT count(*) FROM events_raw "
+                      "WHERE ts IS NULL AND uptime_s IS NOT NULL").fetchall()[0]
+    if row is not None and row[0]:
+        con.execute(rules_mod.sql("events_anchored"))
+        con.execute("DROP TABLE events_raw")
+        con.execute("ALTER TABLE events_anchored RENAME TO events_other")
+        counts = con.execute(
+            "SELECT count(*) FILTER (ts_flag = 'uptime_anchored'),"
+            " count(*) FILTER (ts_flag = 'uptime') FROM events_other").fetchall()[0]
+        assert counts is not None
+        result.anchored, result.unanchored = int(counts[0]), int(counts[1])
+    else:
+        con.execute("ALTER TABLE events_raw RENAME TO events_other")
+    con.execute(events_view_sql())
+    for name in ("attempts", "line_accounting", "unparsed_samples"):
+        con.execute(f"CREATE TABLE {name}_all AS SELECT * FROM "
+                    f"read_parquet('{_q(out / (name + '.parquet'))}')")
+    con.execute("CREATE TABLE attempts AS SELECT * FROM attempts_all WHERE step IS NULL")
+    con.execute("CREATE TABLE job_steps AS SELECT * FROM attempts_all WHERE step IS NOT NULL")
+    con.execute("DROP TABLE attempts_all")
+    con.execute("ALTER TABLE line_accounting_all RENAME TO line_accounting")
+    con.execute("ALTER TABLE unparsed_samples_all RENAME TO unparsed_samples")
+    rules_mod.register(con, rules)
+    con.execute("CREATE VIEW classified_events AS " + rules_mod.sql("classified_events"))
+    if result.anchored:
+        # rewrite events.parquet with the anchored stamps (schema and descriptions kept)
+        w = EventsParquet(out / "events.parquet.tmp")
+        reader = con.sql("SELECT * EXCLUDE (event_id) FROM events").to_arrow_reader(1 << 20)
+        assert reader is not None
+        for batch in reader:
+            w(pa.RecordBatch.from_arrays(
+                [c.cast(f.type) for c, f in zip(batch.columns, EVENTS, strict=True)],
+                schema=EVENTS))
+        w.close()
+        shutil.move(out / "events.parquet.tmp", out / "events.parquet")
+
+
+def _q(p: Path) -> str:
+    return str(p).replace("'", "''")
