@@ -27,6 +27,7 @@ from parsers.reader import (
     read_head,
 )
 from parsers.schema import ATTEMPTS, EVENTS
+from parsers.text import TextParser
 
 BatchFn = Callable[[pa.RecordBatch], None]
 
@@ -122,8 +123,8 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         if b"\x00" in head[:4096]:
             return _unparsed_file(f, "unknown", "binary file (NUL bytes); not a log")
         cls, _score = registry.detect(decode(head), f.display)
-        if cls is None:
-            return _unparsed_file(f, "unknown", "format not recognised; name it with --source")
+        if cls is None:  # no known layout: the prefix and message layers on every line
+            cls = TextParser
     elif isinstance(source, str):
         cls = registry.get(source)
     else:

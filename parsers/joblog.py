@@ -40,6 +40,7 @@ from parsers.base import (
     NOISE,
     NOT_PREPARED,
     UNPARSED,
+    Emit,
     FileContext,
     LineParser,
     Matcher,
@@ -49,6 +50,7 @@ from parsers.hf_trainer import TQDM, HfTrainerMatcher
 from parsers.joblog_fast import FastIterations, megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.megatron import MegatronMatcher
+from parsers.message import Fallback, peeled_fields
 from parsers.nccl import NcclMatcher
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
@@ -84,6 +86,9 @@ class JobLogParser(LineParser):
         #: matcher first: they are NCCL's (no other matcher claims one), and common in a job
         #: log with NCCL_DEBUG=INFO, where the other matchers spent ~10 us a line saying no
         self._nccl_first: list[Matcher] = [self.nccl, *self.matchers[:-1]]
+        self.fallback = Fallback(ctx, skip=(MegatronMatcher, DeepSpeedMatcher,
+                                            HfTrainerMatcher, SlurmStepMatcher,
+                                            TorchDistMatcher, NcclMatcher))
         self._pre = Prefix()
         hf = self.host_fields(None)
         self._path_host, self._path_host_from = hf["host"], hf["host_from"]
@@ -123,7 +128,9 @@ class JobLogParser(LineParser):
             f["ts"], f["ts_flag"] = fb, fbf or "assumed_tz"
         else:
             f["ts"], f["ts_flag"] = self._ts, self._flag
-        if "host" in f:
+        if f.get("host") == "":  # a row about no particular host (a Slurm job start)
+            f["host"], f["host_from"] = None, "unknown"
+        elif "host" in f:
             f.setdefault("host_from", "line")
         else:
             f["host"], f["host_from"] = self._path_host, self._path_host_from
@@ -195,6 +202,10 @@ class JobLogParser(LineParser):
             # execution, so they get no inherited time ('missing') until a new stamp
             self._execution_ended = False
             self._last_ts, self._last_line = None, line_no
+        if status is None and not self._emitted:
+            # what the job-output matchers leave: every other recogniser, after the prefix
+            # layer has peeled wrappers this dialect does not know (dmesg, syslog, Ray, glog)
+            status = self.fallback.peeled(msg, line_no, self._peeled_emit)
         if status is None:
             if self._emitted:
                 return EVENT
@@ -205,6 +216,16 @@ class JobLogParser(LineParser):
         """End of file: let multi-line matchers flush their open blocks."""
         for m in self.matchers:
             m.finish(self.emit)
+        self.fallback.finish(self.emit)
+
+    def _peeled_emit(self, p: Any) -> Emit:
+        """``emit`` with what the prefix layer read (its stamp, host, uptime) on top."""
+        extra = peeled_fields(p)
+
+        def emit(**fields: Any) -> None:
+            self.emit(**{**extra, **{k: v for k, v in fields.items() if v is not None}})
+
+        return emit
 
     # -- per chunk --------------------------------------------------------------------------
     def prepare(self, lines: pl.Series) -> FastIterations | None:

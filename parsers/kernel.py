@@ -26,13 +26,14 @@ Hosts ``localhost``, ``(none)`` and ``-`` count as no host (the path's host is u
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from parsers.base import NOISE, UNPARSED, FileContext, LineParser
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines, fabric_manager
 from parsers.kernel_pci import PciLines
+from parsers.message import Fallback, KernelMessages
 from parsers.timeutil import TimeError, YearInference, ctime_to_us, parse_iso, syslog_to_us
 
 _RAW = re.compile(r"\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)")
@@ -68,6 +69,7 @@ class KernelLogParser(LineParser):
         self.nv = NvidiaLines()
         self.pci = PciLines()
         self.host = HostLines()
+        self.fallback = Fallback(ctx, skip=(KernelMessages,))
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -105,8 +107,9 @@ class KernelLogParser(LineParser):
             parsed = self._envelope(text, first, line_no)
         except (TimeError, ValueError, IndexError):
             return UNPARSED
-        if parsed is None:
-            return UNPARSED
+        if parsed is None:  # no envelope: a pasted or foreign line; the prefix layer decides
+            r = self.fallback.raw(text, line_no, self._peeled_emit(line_no))
+            return UNPARSED if r is None else r
         env, program, msg = parsed
         self.env = self.prev = env
         if program is None or program == "kernel":
@@ -120,11 +123,15 @@ class KernelLogParser(LineParser):
         self.prev_kernel = False
         if program.startswith("nv-fabricmanager"):
             return fabric_manager(msg, self._emit)
-        return NOISE
+        r = self.fallback.message(msg, line_no, self._fields_emit)
+        return NOISE if r is None else r
 
     def finish(self) -> None:
-        """Flush an AER header still waiting for its detail lines."""
+        """Flush an AER header still waiting for its detail lines, and open blocks of the
+        other recognisers."""
         self.pci.flush(self._emit)
+        if self.env is not None:
+            self.fallback.finish(self._fields_emit)
 
     # -- envelopes ---------------------------------------------------------------------
 
@@ -242,7 +249,30 @@ class KernelLogParser(LineParser):
         r = self.host.match(body, emit)
         if r is not None:
             return r
-        return NOISE
+        r = self.fallback.message(body, line_no, self._fields_emit)
+        return NOISE if r is None else r
+
+    def _fields_emit(self, **fields: Any) -> None:
+        """Rows of the message layer's other recognisers, on the current line's envelope."""
+        e = self.env
+        assert e is not None
+        f = {k: v for k, v in fields.items() if v is not None}
+        for k in ("ts_fallback", "ts_fallback_flag"):
+            f.pop(k, None)
+        host = f.pop("host", None)
+        row: dict[str, Any] = {"ts": e.ts, "ts_flag": e.ts_flag, "uptime_s": e.uptime_s,
+                               "format": e.fmt, "line_no": e.line_no,
+                               **(self.host_fields(e.host) if host is None else
+                                  {"host": host or None,
+                                   "host_from": "line" if host else "unknown"}), **f}
+        self.events.add(**row)
+
+    def _peeled_emit(self, line_no: int) -> Any:
+        def make(p: Any) -> Any:
+            self.env = Env(p.ts, p.flag or ("uptime" if p.uptime_s is not None else "missing"),
+                           p.uptime_s, p.host, p.fmt or "text", line_no)
+            return self._fields_emit
+        return make
 
     def _emit(self, kind: str, message: str, *, code: str | None = None,
               device: str | None = None, value: float | None = None,
