@@ -202,10 +202,13 @@ class JobLogParser(LineParser):
             # execution, so they get no inherited time ('missing') until a new stamp
             self._execution_ended = False
             self._last_ts, self._last_line = None, line_no
-        if status is None and not self._emitted:
-            # what the job-output matchers leave: every other recogniser, after the prefix
-            # layer has peeled wrappers this dialect does not know (dmesg, syslog, Ray, glog)
-            status = self.fallback.peeled(msg, line_no, self._peeled_emit)
+        if status != EVENT and not self._emitted:
+            # what the job-output matchers leave (or call noise): every other recogniser,
+            # after the prefix layer has peeled wrappers this dialect does not know (dmesg,
+            # syslog, Ray, glog)
+            other = self.fallback.peeled(msg, line_no, self._peeled_emit)
+            if other is not None and (status is None or other == EVENT):
+                status = other
         if status is None:
             if self._emitted:
                 return EVENT

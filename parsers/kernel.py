@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from parsers.base import NOISE, UNPARSED, FileContext, LineParser
+from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines, fabric_manager
@@ -237,20 +237,20 @@ class KernelLogParser(LineParser):
     def _kernel(self, body: str, line_no: int) -> int:
         """Dispatch a kernel message on cheap substring checks, then the regexes."""
         emit = self._emit
+        r: int | None = None
         if "NVRM" in body or "SXid" in body:
             r = self.nv.match(body, line_no, emit)
-            if r is not None:
-                return r
-        self.nv.other_line()
-        assert self.env is not None
-        r = self.pci.match(body, emit, self.env)
-        if r is not None:
+        if r is None:
+            self.nv.other_line()
+            assert self.env is not None
+            r = self.pci.match(body, emit, self.env)
+        if r is None:
+            r = self.host.match(body, emit)
+        if r == EVENT:
             return r
-        r = self.host.match(body, emit)
-        if r is not None:
-            return r
-        r = self.fallback.message(body, line_no, self._fields_emit)
-        return NOISE if r is None else r
+        # NOISE from the kernel's own recognisers is not final: a signature may know the line
+        r2 = self.fallback.message(body, line_no, self._fields_emit)
+        return NOISE if r2 is None else r2
 
     def _fields_emit(self, **fields: Any) -> None:
         """Rows of the message layer's other recognisers, on the current line's envelope."""

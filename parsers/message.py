@@ -121,6 +121,8 @@ class MessageLayer:
         self.recognisers = recognisers
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
+        """EVENT as soon as one recogniser emits; NOISE if one claimed it as a line without
+        a signal and no later one found a signal in it; None if nobody knows it."""
         status: int | None = None
         for r in self.recognisers:
             st = r.match(text, line_no, emit)
@@ -128,7 +130,6 @@ class MessageLayer:
                 return EVENT
             if st == NOISE:
                 status = NOISE
-                break
         return status
 
     def finish(self, emit: Emit) -> None:

@@ -36,6 +36,8 @@ import contextlib
 import re
 from datetime import tzinfo
 
+from parsers.joblog_prefix import MPIRUN_TAG, PDSH
+from parsers.joblog_prefix import RAY as _RAY
 from parsers.timeutil import (
     MONTHS,
     TimeError,
@@ -66,7 +68,7 @@ _DEEPSPEED = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[([A-Z]+)\] 
 _HF = re.compile(r"\[([A-Z]+)\|[^\]\s]+\] (\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d),(\d{3}) >> ")
 _SRUN = re.compile(r" *(\d{1,7}): ")
 _TORCHRUN = re.compile(r"\[(?:default|rank)(\d{1,7})\]: ?")
-_RAY = re.compile(r"\((?:[A-Za-z_][\w.]*(?: pid=\d+)?|pid=\d+)(?:, ip=[\d.:a-fA-F]+)?\) ")
+
 _STEP = re.compile(r"\[(\d+(?:_\d+)?(?:\+\d+)?)\.(\w+)\] ")
 _PYLOG = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:")
 _GLOG = re.compile(r"([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\s+\d+ [^\s\]]+:\d+\] ")
@@ -203,7 +205,7 @@ def _bracket(text: str, pos: int, tz: tzinfo, p: Peeled) -> int | None:
             p.uptime_s = float(m.group(1))
         p.fmt = p.fmt or "dmesg"
         return m.end()
-    m = _TORCHRUN.match(text, pos)
+    m = _TORCHRUN.match(text, pos) or MPIRUN_TAG.match(text, pos)
     if m is not None:
         if p.rank is None:
             p.rank = int(m.group(1))
@@ -305,6 +307,10 @@ def _word(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> i
     if y is not None:
         p.level = p.level or y.group(1)
         return y.end()
+    if pos == 0 and c.islower():
+        d = PDSH.match(text, pos)
+        if d is not None:
+            return d.end()
     return None
 
 
