@@ -19,8 +19,9 @@ pkg/printers/internalversion/printers.go):
         Reason:       OOMKilled
         Exit Code:    137
 
-  A ``Reason:`` under a ``Terminated`` state becomes ``pod_terminated`` (code = Reason, value =
-  the exit code when the next lines give it), under ``Waiting`` ``pod_waiting``.
+  A ``Reason:`` right under a ``Terminated`` state becomes ``pod_terminated`` (code = Reason,
+  value = the exit code when the next lines give it; the ``Exit Code:`` line gets the same
+  row), under ``Waiting`` ``pod_waiting``. Indentation is not relied on: pastes lose it.
 * describe's pod-level ``Status: Failed`` / ``Reason: Evicted`` / ``Message: The node was low
   on resource: memory. ...`` becomes ``pod_evicted`` (code = Reason, message = the Message
   line, so the rule table can tell memory from ephemeral-storage evictions).
@@ -53,7 +54,7 @@ _POD_STATUS = re.compile(r"^\s*Status:\s+(Failed|Succeeded|Pending|Running|Unkno
 _TROUBLE = ("CrashLoopBackOff", "OOMKilled", "Error", "Evicted", "ImagePullBackOff",
             "ErrImagePull", "CreateContainerError", "CreateContainerConfigError",
             "ContainerStatusUnknown", "RunContainerError", "StartError", "Init:Error",
-            "Init:CrashLoopBackOff", "Terminating", "NodeLost", "Unknown", "OutOfcpu",
+            "Init:CrashLoopBackOff", "NodeLost", "Unknown", "OutOfcpu",
             "OutOfmemory", "UnexpectedAdmissionError")
 _PODS_ROW = re.compile(r"^(?:\S+\s+)?(?P<name>[a-z0-9][a-z0-9.\-]*)\s+(?P<ready>\d+/\d+)\s+"
                        r"(?P<status>" + "|".join(re.escape(s) for s in _TROUBLE)
@@ -74,6 +75,7 @@ class K8sText:
         self.pending: dict[str, Any] | None = None  #: a pod_terminated row awaiting Exit Code
         self.pod_failed: int | None = None  #: line of a pod-level ``Status: Failed``
         self.evicted: dict[str, Any] | None = None  #: pod_evicted row awaiting its Message
+        self.last_terminated: dict[str, Any] | None = None  #: for the Exit Code line after it
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         self._expire(line_no, emit)
@@ -102,7 +104,7 @@ class K8sText:
         r = _REASON.match(text)
         if r is not None:
             reason = r.group(2)
-            if self.state is not None and r.group(1):
+            if self.state is not None and line_no - self.state[1] <= 2:
                 kind = "pod_terminated" if self.state[0] == "Terminated" else "pod_waiting"
                 self._flush(emit)
                 self.pending = {"kind": kind, "code": reason, "message": text.strip(),
@@ -117,9 +119,13 @@ class K8sText:
                 return EVENT
             return None
         e = _EXIT.match(text)
-        if e is not None and self.pending is not None:
-            self.pending["value"] = float(e.group(1))
+        if e is not None and (self.pending is not None or self.last_terminated is not None):
+            row = self.pending or self.last_terminated
+            assert row is not None
+            row["value"] = float(e.group(1))
             self._flush(emit)
+            emit(**{**row, "line_no": line_no, "message": text.strip()})
+            self.last_terminated = None
             return EVENT
         m = _MESSAGE.match(text)
         if m is not None and self.evicted is not None:
@@ -165,6 +171,8 @@ class K8sText:
     def _flush(self, emit: Emit) -> None:
         if self.pending is not None:
             row, self.pending = self.pending, None
+            if row["kind"] == "pod_terminated":
+                self.last_terminated = dict(row)
             emit(**row)
 
     def finish(self, emit: Emit) -> None:

@@ -43,7 +43,7 @@ _PID = re.compile(r"pid=('?<unknown>'?|\d+), (?:name=(.*?), )?")
 _GSP_FN = re.compile(r"NVRM: (?:(GPU\d+) )?(_?kgsp\w+|kflcnCoreDump\w+): ")
 _FN_SUFFIX = re.compile(r"_(?:IMPL|KERNEL|[A-Z]{2}\d{3})$")
 _GSP_BAD = ("timed out", "Timeout", "timeout", "failed", "error", "Error", "crash", "Crash",
-            "unexpected", "CRASH")
+            "unexpected", "CRASH", "Failure", "failure")
 _GSP_DETAIL = re.compile(r"NVRM: (?:GPU\d+ )?(?:RPC history|RPC event history|GSP RPC buffer"
                          r"|\s{3,}|_kgspLogRpcTimeout)")
 _ASSERT = re.compile(r"(nvAssert\w*|nvCheck\w*Failed\w*|nvGpuOpsReportFatalError)")
@@ -57,6 +57,8 @@ _NVRM_OTHER = (
     ("the NVIDIA kernel module is unloaded", "nvrm_error", "crash_dump"),
     ("The NVIDIA probe routine failed", "gpu_lost", "probe_failed"),
     ("os_schedule: Attempted to yield the CPU", "nvrm_error", "os_schedule"),
+    ("passivework from an atomic or interrupt context", "nvrm_error", "os_schedule"),
+    ("A fatal error was detected", "gpu_lost", "fatal_error"),
 )
 _PROBE = re.compile(r"NVRM: probe of (\S+) failed with error")
 
@@ -87,7 +89,7 @@ class NvidiaLines:
         self.sxid_last = None
 
     def _nvrm(self, body: str, line_no: int, emit: Emit) -> int:
-        if "Xid" in body:
+        if "Xid (" in body or "Xid:" in body:
             return self._xid(body, line_no, emit)
         if "fallen off the bus" in body:
             return self._lost(body, line_no, emit, "fallen_off_bus")

@@ -24,6 +24,10 @@ Layers (each checked against the program that writes it):
 * ``srun --label`` ``  3: ``; torchrun ``[default3]:`` / ``[rank3]:``; Ray
   ``(RayWorker pid=1234) `` / ``(pid=1234, ip=10.0.0.1) ``; slurmstepd ``[1234.0] ``.
 * Python logging ``LEVEL:logger:`` and glog ``E1206 18:44:12.715588  1234 file.cc:56] ``.
+* Container logs: CRI (``2024-04-05T21:29:39.123456789Z stderr F msg``, the files under
+  /var/log/pods), Docker's json-file ``{"log":"msg\\n","stream":"stderr","time":"..."}``,
+  ``journalctl -o json`` (``MESSAGE``, ``__REALTIME_TIMESTAMP``, ``_HOSTNAME``); /dev/kmsg
+  records ``6,1234,5678901,-;msg``; talosctl dmesg; a quoted paste's ``> ``.
 
 Time stamps: the outermost one wins (a collector's stamp is written when the line is produced);
 stamps without a zone are read in ``--tz`` (``assumed_tz``), year-less ones get their year
@@ -72,6 +76,14 @@ _TORCHRUN = re.compile(r"\[(?:default|rank)(\d{1,7})\]: ?")
 _STEP = re.compile(r"\[(\d+(?:_\d+)?(?:\+\d+)?)\.(\w+)\] ")
 _PYLOG = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:")
 _GLOG = re.compile(r"([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\s+\d+ [^\s\]]+:\d+\] ")
+_CRI = re.compile(r"(?:stdout|stderr) [FP] ")  #: kubelet CRI log line: stream and full/partial tag
+_QUOTE = re.compile(r"(?:> ?)+")  #: a quoted paste (mail, GitHub): ``> [Mon May 12 ...] ...``
+#: /dev/kmsg records: ``prio,seq,usec,flags[,...];message`` (Documentation/ABI/testing/dev-kmsg)
+_KMSG = re.compile(r"(\d{1,3}),(\d+),(\d+),[^;]{0,20};")
+#: talosctl dmesg: ``10.5.0.2: kern: warning: [2024-05-01T12:00:00.123456789Z]: ``
+_TALOS = re.compile(r"(?:[\w.:\-]+: )?(?:kern|user|daemon|auth|syslog): *\w+: "
+                    r"\[(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?"
+                    r"(Z|[+-]\d\d:?\d\d)?\]: ")
 _KNOWN_PROGRAMS = ("kernel", "slurmctld", "slurmd", "slurmstepd", "slurmdbd", "kubelet",
                    "nv-fabricmanager", "nvidia-persistenced", "containerd", "dockerd",
                    "systemd", "sshd", "CRON", "cron")
@@ -114,9 +126,16 @@ def peel(text: str, tz: tzinfo, years: YearInference, out: Peeled | None = None)
     """Remove the known prefixes of ``text`` (see module docstring)."""
     p = out if out is not None else Peeled()
     p.reset(text)
+    if text.startswith("{") and ('"MESSAGE"' in text or '"log":' in text):
+        inner = _journal_json(text, p) if '"MESSAGE"' in text else _docker_json(text, tz, p)
+        if inner is not None:
+            text = inner
     pos = 0
     n = len(text)
-    if text[:1] in (" ", "\t") and _SRUN.match(text) is None:
+    q = _QUOTE.match(text)
+    if q is not None:
+        pos = q.end()
+    if text[pos:pos + 1] in (" ", "\t") and _SRUN.match(text, pos) is None:
         pos = len(text) - len(text.lstrip())  # an indented paste; srun pads its labels
     for _ in range(10):
         if pos >= n:
@@ -127,6 +146,53 @@ def peel(text: str, tz: tzinfo, years: YearInference, out: Peeled | None = None)
         pos = new
     p.msg = text[pos:] if pos else text
     return p
+
+
+def _journal_json(text: str, p: Peeled) -> str | None:
+    """``journalctl -o json``: one JSON object a line; the message and what it says of itself."""
+    import json
+
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    msg = doc.get("MESSAGE") if isinstance(doc, dict) else None
+    if isinstance(msg, list):  # non-UTF-8 messages are arrays of bytes
+        msg = bytes(b for b in msg if isinstance(b, int) and 0 <= b < 256).decode(
+            "utf-8", "replace")
+    if not isinstance(msg, str):
+        return None
+    with contextlib.suppress(TypeError, ValueError):
+        p.stamp(int(doc.get("__REALTIME_TIMESTAMP")), "exact")
+    host = doc.get("_HOSTNAME")
+    if isinstance(host, str):
+        _set_host(p, host)
+    prog = doc.get("SYSLOG_IDENTIFIER") or doc.get("_COMM")
+    if isinstance(prog, str):
+        p.program = prog
+    p.fmt = "journal-json"
+    return msg
+
+
+def _docker_json(text: str, tz: tzinfo, p: Peeled) -> str | None:
+    """Docker's json-file log driver: ``{"log":"msg\\n","stream":"stderr","time":"..."}``."""
+    import json
+
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    msg = doc.get("log") if isinstance(doc, dict) else None
+    if not isinstance(msg, str):
+        return None
+    t = doc.get("time")
+    if isinstance(t, str):
+        m = _ISO.match(t + " ")
+        if m is not None:
+            with contextlib.suppress(TimeError, ValueError, OverflowError):
+                p.stamp(*iso_match_to_us(m, tz))
+    p.fmt = "docker-json"
+    return msg.rstrip("\n")
 
 
 def _one(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> int | None:
@@ -170,6 +236,18 @@ def _one(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> in
 
 
 def _digit(text: str, pos: int, tz: tzinfo, p: Peeled) -> int | None:
+    k = _KMSG.match(text, pos)
+    if k is not None:
+        if p.uptime_s is None and p.ts is None:
+            p.uptime_s = int(k.group(3)) / 1e6
+        p.fmt = p.fmt or "kmsg"
+        return k.end()
+    t = _TALOS.match(text, pos)
+    if t is not None:
+        with contextlib.suppress(TimeError, ValueError, OverflowError):
+            p.stamp(*iso_match_to_us(t, tz))
+        p.fmt = p.fmt or "talos"
+        return t.end()
     m = _ISO.match(text, pos)
     if m is not None:
         try:
@@ -178,6 +256,10 @@ def _digit(text: str, pos: int, tz: tzinfo, p: Peeled) -> int | None:
             return None
         p.stamp(ts, flag)
         end = m.end()
+        c = _CRI.match(text, end)
+        if c is not None:  # a container runtime's log file (CRI): ``<ts> stderr F <msg>``
+            p.fmt = p.fmt or "cri"
+            return c.end()
         h = _HOST_TAG.match(text, end)
         if h is not None and _plausible_tag(h.group(2)):
             _set_host(p, h.group(1))
@@ -293,6 +375,12 @@ def _word(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> i
         except (ValueError, OverflowError):
             pass
         return g.end()
+    t = _TALOS.match(text, pos)
+    if t is not None:
+        with contextlib.suppress(TimeError, ValueError, OverflowError):
+            p.stamp(*iso_match_to_us(t, tz))
+        p.fmt = p.fmt or "talos"
+        return t.end()
     x = _DMESG_X.match(text, pos)
     if x is not None:
         p.level = p.level or _LEVELS.get(x.group(2))

@@ -38,6 +38,7 @@ _TEXT_FIELDS = ("code", "device", "host", "job_id")
 _NUM_FIELDS = ("value", "rank", "iteration")
 _KEYS = {"id", "kind", "pattern", "format", "status", "anchors", "examples", "cite",
          *_TEXT_FIELDS, *_NUM_FIELDS}
+#: a named group ``message`` gives the row's message (default: the whole message)
 
 
 class SignatureError(ValueError):
@@ -163,7 +164,8 @@ class SignatureMatcher:
                 continue
             if s.noise:
                 return NOISE
-            emit(**s.row(m), message=text.strip())
+            msg = m.groupdict().get("message")
+            emit(**s.row(m), message=msg.strip() if msg else text.strip())
             return EVENT
         return None
 
