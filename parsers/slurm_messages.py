@@ -28,14 +28,32 @@ _REQUEUING = re.compile(r"^Requeuing " + JOBID)
 _TIMELIMIT = re.compile(r"^(Time limit exhausted|Inactivity time limit reached) for " + JOBID)
 _KILL_RPC = re.compile(r"^_slurm_rpc_kill_job: REQUEST_KILL_JOB " + JOBID + r" uid (\d+)")
 _PREEMPT = re.compile(r"^(?:\w+: )?preempted " + JOBID
-                      + r" (?:has been (killed|requeued) to reclaim|had to be (killed))")
+                      + r" (?:has been (killed|requeued)|had to be (killed))")
 _NOT_RESPONDING = re.compile(r"^Nodes (\S+) not responding(, setting DOWN)?")
-_FAIL_KILL = re.compile(r"^Killing " + JOBID + r" on failed node (\S+)")
+_FAIL_KILL = re.compile(r"^Killing " + JOBID + r"(?: StepId=\d+)? on failed node (\S+)")
+_REQUEUE_NODE2 = re.compile(r"^requeue " + JOBID + r" due to failure of node (\S+)")
+_COMPLETE_REQUEUE = re.compile(r"^_?job_complete: requeue " + JOBID + r" (due to node failure|"
+                               r"per user/system request)")
+#: node_mgr.c / node_scheduler.c automatic drains and registration failures
+_DRAIN_NODES = re.compile(r"^drain_nodes: node (\S+) state set to (\S+)")
+_SETTING_STATE = re.compile(
+    r"^Setting node (\S+) state to (DRAIN|INVAL|DOWN)\w* with reason:\s*(.*)$")
+_SETTING_PLAIN = re.compile(r"^Setting node (\S+) state to (DRAIN|INVAL|DOWN)\s*$")
+_REGISTRATION = re.compile(r"^_slurm_rpc_node_registration node=(\S+): (.*)$")
+_LOW_MEM = re.compile(r"^Node (\S+) has low (real_memory size|tmp_disk size|"
+                      r"socket\*core\*thread count|CPU count)")
+_PROLOG = re.compile(r"^validate_node_specs: Prolog or job env setup failure on node (\S+)")
+_REBOOTED = re.compile(r"^validate_node_specs: Node (\S+) unexpectedly rebooted")
+_SLURMD_ERR = re.compile(r"^slurmd error running " + JOBID + r" on [Nn]ode\(s\)=(\S+): (.*)$")
+_SUBMIT_ERR = re.compile(r"^_slurm_rpc_(?:submit_batch_job|allocate_resources|job_will_run): "
+                         r"(?!JobId=|StepId=)(.*\S)\s*$")
+_JOB_SUBMIT = re.compile(r"^job_submit/\w+: (.*)$")
 _UPD_REASON = re.compile(r"^update_node: node (\S+) reason set to: (.*)$")
 _UPD_STATE = re.compile(r"^update_node: node (\S+) state set to (\S+)")
 _NOW_RESPONDING = re.compile(r"^Node (\S+) now responding")
 _RETURNED = re.compile(r"^node (\S+) returned to service")
 _NUM = re.compile(r"(\d+)$")
+_PROG = re.compile(r"^(?:slurmctld|slurmd|slurmstepd): ")
 
 
 
@@ -43,9 +61,11 @@ class CtldMessages:
     """slurmctld: job starts/ends/requeues/cancels/time limits/preemption, node state."""
 
     SIGNAL: ClassVar[tuple[str, ...]] = (
-        "sched", "backfill", "job_complete: ", "requeue job ", "Requeuing ", "ime limit ",
-        "REQUEST_KILL_JOB", "preempted ", "Nodes ", "Killing ", "update_node: ",
-        "now responding", "returned to service")
+        "sched", "backfill", "job_complete: ", "requeue job ", "requeue JobId=", "Requeuing ",
+        "ime limit ", "REQUEST_KILL_JOB", "preempted ", "Nodes ", "Killing ", "update_node: ",
+        "now responding", "returned to service", "drain_nodes: ", "Setting node ",
+        "_slurm_rpc_node_registration", "has low ", "validate_node_specs: ",
+        "slurmd error running ", "_slurm_rpc_submit_batch_job: ", "job_submit/")
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
@@ -57,7 +77,10 @@ class CtldMessages:
         def emit(**fields: object) -> None:  # rows name their node, or none at all
             sink(**{"host": "", **fields})
 
-        msg = strip_level(text)
+        msg = strip_level(_PROG.sub("", text, count=1))
+        r = self._node_trouble(msg, emit)
+        if r is not None:
+            return r
         c = msg[:1]
         if c == "s" and msg.startswith("sched"):
             m = _ALLOCATE.match(msg) or _BACKFILL.match(msg)
@@ -69,6 +92,13 @@ class CtldMessages:
             if m:
                 emit(kind="job_start", job_id=m.group(1), code=m.group(3))
                 return EVENT
+        elif "job_complete: requeue " in msg:
+            m = _COMPLETE_REQUEUE.match(msg)
+            if m:
+                node = m.group(3).startswith("due to node")
+                emit(kind="job_requeue", job_id=m.group(1),
+                     code="node failure" if node else "per user/system request")
+                return EVENT
         elif "job_complete: " in msg:
             m = _COMPLETE.match(msg)
             if m:
@@ -77,8 +107,8 @@ class CtldMessages:
                 emit(kind="job_end", job_id=m.group(1), code=code,
                            value=float(n.group(1)) if n else None)
                 return EVENT
-        elif c == "r" and msg.startswith("requeue job "):
-            m = _REQUEUE_NODE.match(msg)
+        elif c == "r" and msg.startswith("requeue "):
+            m = _REQUEUE_NODE.match(msg) or _REQUEUE_NODE2.match(msg)
             if m:
                 emit(kind="job_requeue", host=m.group(3), job_id=m.group(1),
                            code="node failure")
@@ -127,11 +157,45 @@ class CtldMessages:
                 return EVENT
         return None
 
+    def _node_trouble(self, msg: str, emit: Emit) -> int | None:
+        """Automatic drains, registration and launch failures, rejected submissions."""
+        for rx, kind, code in ((_DRAIN_NODES, "node_drain", None), (_PROLOG, "node_drain",
+                               "Prolog or job env setup failure"),
+                               (_REBOOTED, "node_down", "unexpectedly rebooted")):
+            m = rx.match(msg)
+            if m:
+                for h in hostlist.expand(m.group(1)):
+                    emit(kind=kind, host=h, code=code or self.reasons.get(h))
+                return EVENT
+        m = _SETTING_STATE.match(msg) or _SETTING_PLAIN.match(msg)
+        if m:
+            reason = m.group(3) if m.re is _SETTING_STATE else None
+            for h in hostlist.expand(m.group(1)):
+                emit(kind="node_drain", host=h, code=reason or self.reasons.get(h))
+            return EVENT
+        m = _REGISTRATION.match(msg) or _LOW_MEM.match(msg)
+        if m:
+            emit(kind="node_drain", host=m.group(1), code=f"registration: {m.group(2)}")
+            return EVENT
+        m = _SLURMD_ERR.match(msg)
+        if m:
+            what = m.group(4)
+            kind = "exec_failed" if "execve" in what else "node_drain"
+            for h in hostlist.expand(m.group(3)):
+                emit(kind=kind, host=h, job_id=m.group(1), code=what)
+            return EVENT
+        m = _SUBMIT_ERR.match(msg) or _JOB_SUBMIT.match(msg)
+        if m:
+            emit(kind="job_rejected", code=m.group(1)[:120])
+            return EVENT
+        return None
+
     def _update_node(self, msg: str, emit: Emit) -> int:
         m = _UPD_REASON.match(msg)
         if m:
             for h in hostlist.expand(m.group(1)):
                 self.reasons[h] = m.group(2)
+                emit(kind="node_drain", host=h, code=m.group(2))
             return EVENT
         m = _UPD_STATE.match(msg)
         if not m:
@@ -158,31 +222,69 @@ class CtldMessages:
         return False
 
 
-_OOM = re.compile(r"^Detected (\d+) oom-kill event\(s\) in (?:StepId=|step )?"
+_OOM = re.compile(r"^Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?"
                   r"(\d+(?:_\d+)?(?:\+\d+)?)\.(\w+)")
 _LAUNCH_TASK = re.compile(r"^launch task (?:StepId=)?(\d+(?:\+\d+)?)\.(\w+) request")
 _LAUNCH_BATCH = re.compile(r"^Launching batch job (\d+)")
 _TASK_EXIT = re.compile(r"^get_exit_code task (\d+) died by signal: (\d+)")
 _BANNER = re.compile(
     r"^\*\*\* (JOB|STEP) (\d+(?:_\d+)?(?:\+\d+)?)(?:\.(\w+))?(?: ON (\S+))? "
-    r"(?:CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))?(?:, SEE SLURMCTLD LOG FOR DETAILS)?"
+    r"(?:CANCELLED AT \S+(?: DUE (?:TO|to) ([A-Za-z ]+?))?(?:, SEE SLURMCTLD LOG FOR DETAILS)?"
     r"|(FAILED) \(non-zero exit code or other failure mode\)"
     r"|(UNCORRECTABLE MEMORY ERROR) AT \S+) \*\*\*"
 )
+#: slurmstepd step_terminate_monitor: ``*** STEP 1.0 STEPD TERMINATED ON n1 AT t DUE TO JOB NOT
+#: ENDING WITH SIGNALS ***`` / ``... DUE TO JOB NOT RUNNING ***``, ``*** EXTERN STEP FOR 12 ...``
+_STEPD_TERM = re.compile(r"\*\*\* (?:EXTERN STEP FOR|JOB|STEP) (\d+)\S* STEPD TERMINATED ON "
+                         r"(\S+) AT \S+ DUE TO ([A-Z ]+?) \*\*\*")
+#: jobacct_gather and task/cgroup memory enforcement (all wordings 17.x .. 24.x)
+_MEM_LIMIT = re.compile(r"(?:(?:Step|StepId=)\s?(\d+)\S* exceeded memory limit|Exceeded "
+                        r"(?:step|job) memory limit|(?:Step |StepId=)(\d+)\S* hit memory limit)")
+_EXECVE = re.compile(r"execve\(\): (?:bad interpreter\()?([^:)]+)\)?: (.*)$")
+_REGISTER = re.compile(r"Unable to register: (.*)$")
+
+
+def _stepd_trouble(msg: str, job: str | None, emit: Emit) -> int | None:
+    """Memory limits, execve failures, stuck steps, registration failures."""
+    t = _STEPD_TERM.search(msg) if "STEPD TERMINATED" in msg else None
+    if t is not None:
+        emit(kind="slurm_stepd_terminated", job_id=t.group(1), host=t.group(2),
+             code=t.group(3))
+        return EVENT
+    if "emory limit" in msg:
+        m = _MEM_LIMIT.search(msg)
+        if m is not None:
+            emit(kind="oom_event", code="memory_limit", job_id=m.group(1) or m.group(2) or job)
+            return EVENT
+    if "execve(): " in msg:
+        e = _EXECVE.search(msg)
+        if e is not None:
+            emit(kind="exec_failed", code=e.group(2)[:80], device=e.group(1), job_id=job)
+            return EVENT
+    if "Unable to register" in msg:
+        g = _REGISTER.search(msg)
+        if g is not None:
+            emit(kind="node_not_responding", code="register: " + g.group(1)[:80])
+            return EVENT
+    return None
 
 
 class SlurmdMessages:
     """slurmd / slurmstepd: step launches and ends, cgroup OOM kills, signals, banners."""
 
     SIGNAL: ClassVar[tuple[str, ...]] = (
-        "oom-kill event", "launch task ", "Launching batch job ", "done with job",
+        "oom-kill event", "oom_kill event", "emory limit", "execve(): ", "Unable to register",
+        "STEPD TERMINATED", "launch task ", "Launching batch job ", "done with job",
         "get_exit_code task ", "*** ")
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT for a slurmd/slurmstepd message (``[job.step]`` prefix kept), else None."""
         job, step, rest = split_step_prefix(text)
-        msg = strip_level(rest)
+        msg = strip_level(_PROG.sub("", rest, count=1))
+        r = self._trouble(msg, job, emit)
+        if r is not None:
+            return r
         c = msg[:1]
         if c == "D" and msg.startswith("Detected "):
             m = _OOM.match(msg)
@@ -223,3 +325,7 @@ class SlurmdMessages:
 
     def is_open(self) -> bool:
         return False
+
+    @staticmethod
+    def _trouble(msg: str, job: str | None, emit: Emit) -> int | None:
+        return _stepd_trouble(msg, job, emit)

@@ -48,7 +48,10 @@ _CONTINUATIONS = ("ncclUnhandledCudaError: ", "ncclSystemError: ", "ncclInternal
                   "Last error:", "CUDA kernel errors might be asynchronously reported",
                   "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
                   "Compile with `TORCH_USE_CUDA_DSA`", "Exception raised from ", "frame #",
-                  "Original reason for failure was")
+                  "Original reason for failure was", "Search for `cuda", "For more detailed error")
+#: the advisory lines torch prints under a CUDA error (c10/cuda/CUDAException.cpp)
+_CUDA_ADVICE = ("CUDA kernel errors might be asynchronously", "For debugging consider passing",
+                "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cuda", "For more detailed error")
 MAX_BLOCK_LINES = 2000  #: a block not closed after this many lines is flushed
 IDLE_LINES = 3  #: a finished chain of another rank prefix is closed after this many lines
 
@@ -167,6 +170,11 @@ class TracebackTracker:
             if n:
                 return True, self._own_row(tb, stripped, line_no, {
                     "kind": "nccl_error", "code": n.group("name"), "message": stripped})
+            if tb.best is not None and tb.best.get("kind") in ("cuda_error", "cuda_oom") \
+                    and stripped.startswith(_CUDA_ADVICE):
+                # torch's CUDA error message goes on for 3-4 lines: each says the same error
+                return True, self._own_row(tb, stripped, line_no, {
+                    "kind": tb.best["kind"], "code": tb.best.get("code"), "message": stripped})
             return True, []
         return False, self.close(key)
 
