@@ -80,8 +80,7 @@ _NOISE_PREFIXES = (
     "using world size:", "using torch.", "setting number of micro-batches",
     "compiling and loading fused kernels", "done with compiling and loading fused kernels",
     "initializing torch distributed", "setting tensorboard", "checkpoint version",
-    "could not find arguments in the checkpoint",
-    "will not load any checkpoints and will start from random", "Evaluating on ",
+    "could not find arguments in the checkpoint", "Evaluating on ",
     "Evaluating iter ", "setting training iterations to",
     "Overwriting rerun_state_machine.current_iteration", "Number of parameters in ",
     "skipping training (--skip-train is on)", "Storing distributed optimizer sharded state",
@@ -134,6 +133,9 @@ class MegatronMatcher:
                 emit(kind="train_end", code="exit_iteration", iteration=int(x.group(1)),
                      format=self.format)
                 return EVENT
+        if s.startswith("will not load any checkpoints and will start from random"):
+            emit(kind="ckpt_missing", code="metadata", format=self.format)
+            return EVENT
         if "could not find the metadata file" in s:
             mm = _MISSING.search(s)
             emit(kind="ckpt_missing", code="metadata", device=mm.group(1) if mm else None,
