@@ -59,6 +59,7 @@ _NVRM_OTHER = (
     ("os_schedule: Attempted to yield the CPU", "nvrm_error", "os_schedule"),
     ("passivework from an atomic or interrupt context", "nvrm_error", "os_schedule"),
     ("A fatal error was detected", "gpu_lost", "fatal_error"),
+    ("None of the NVIDIA devices were initialized", "gpu_lost", "probe_failed"),
 )
 _PROBE = re.compile(r"NVRM: probe of (\S+) failed with error")
 
@@ -165,7 +166,10 @@ class NvidiaLines:
         if name.startswith("kflcnCoreDump"):
             name = "core_dump"
         elif not any(w in body for w in _GSP_BAD):
-            return NOISE  # e.g. _kgspProcessRpcEvent informational lines
+            if not self.gsp_open:
+                return NOISE  # e.g. _kgspProcessRpcEvent informational lines
+            emit("gsp_error", body, code=self.gsp_last, device=gpu)  # a line of the report
+            return EVENT
         if not (self.gsp_open and (name == "_kgspLogRpcTimeout" or self.gsp_last == name)):
             self.gsp_last = name  # a new report (else a line of the one that is open)
         self.gsp_open = True

@@ -129,6 +129,7 @@ class PciLines:
             src = _aer_source(h.group(3), port)
             self.aer_head = (env, body, aer_code(h.group(2)), src)
             self.aer_open = True
+            self.aer_code, self.aer_dev, self.aer_detail = aer_code(h.group(2)), src, None
             return EVENT
         return NOISE  # "AER: enabled with IRQ", "device recovery successful", ...
 

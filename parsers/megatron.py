@@ -52,7 +52,7 @@ ITERATION = re.compile(r"^\s*iteration\s+(\d+)/\s*(\d+) \|")
 ELAPSED = re.compile(r"elapsed time per iteration \(ms\): ([0-9]+(?:\.[0-9]+)?|nan|inf) \|")
 _SAVE_START = re.compile(r"^\s*saving checkpoint at iteration\s+(\d+) to (\S+)")
 _SAVE_END = re.compile(
-    r"^\s*successfully saved (?:local )?checkpoint (?:at|from) iteration\s+(\d+)")
+    r"^\s*[Ss]uccessfully saved (?:local )?checkpoint (?:at|from) iteration\s+(\d+)")
 _SAVE_SCHED = re.compile(r"^\s*scheduled an async checkpoint save at iteration\s+(\d+)")
 _LOADING = re.compile(
     r"^\s*loading (?:release |distributed |local )?checkpoint from \S+(?: at iteration (\d+))?")
@@ -103,7 +103,7 @@ class MegatronMatcher:
         c = s[0]
         if c == "i" and s.startswith("iteration"):
             return self._iteration(s, emit)
-        if "checkpoint" in s:
+        if "heckpoint" in s:
             r = self._checkpoint(s, emit)
             if r is not None:
                 return r

@@ -287,6 +287,7 @@ class ElasticTracker:
         f = _FIELD.match(s)
         if f and r.current is not None:
             r.current[f.group(1)] = f.group(2)
+            r.current.setdefault("lines", []).append(line_no)
             r.current[f.group(1) + "_line"] = line_no
             r.in_traceback = f.group(1) == "traceback"
             return True, []
@@ -308,14 +309,18 @@ class ElasticTracker:
             return []
         self._end_entry(r)
         rows = [self._row(r, e) for e in r.entries]
-        if rows:  # the report's first line and title say it too: the root cause's row there
-            roots = [row for row, e in zip(rows, r.entries, strict=True)
-                     if e.get("section") == "root"] or rows
-            extra = [{**roots[0], "line_no": r.start}]
-            if r.title_line:
-                extra.append({**roots[0], "line_no": r.title_line})
-            rows = extra + rows
-        return rows
+        if not rows:
+            return []
+        # the report's first line and title and each entry's exitcode line say it too
+        roots = [row for row, e in zip(rows, r.entries, strict=True)
+                 if e.get("section") == "root"] or rows
+        extra = [{**roots[0], "line_no": r.start}]
+        if r.title_line:
+            extra.append({**roots[0], "line_no": r.title_line})
+        extra += [{**row, "line_no": e["exitcode_line"]}
+                  for row, e in zip(rows, r.entries, strict=True)
+                  if e.get("exitcode_line") and e["exitcode_line"] != row["line_no"]]
+        return extra + rows
 
     @staticmethod
     def _end_entry(r: ElasticReport) -> None:

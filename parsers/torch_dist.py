@@ -81,6 +81,8 @@ _TEARDOWN = re.compile(r"Sending process (\d+) closing signal (SIG\w+)")
 _C10D_SOCKET = re.compile(
     r"The (client|server) socket (?:has failed to (connect|bind|listen)|has timed out)"
     r"[^(]*(?:\(errno: (\d+) - ([^)]*)\))?")
+#: retries that are no failure: IPv6 not available (97), the localhost alias (99)
+_BENIGN_ERRNO = ("errno: 97 -", "errno: 99 -")
 _DUMP_SIGNAL = "Received a dump signal due to a collective timeout"
 _KEYWORDS = ("atchdog", "NCCL", "CUDA", "exitcode", "signal", "terminate", "what():", "Error",
              "socket", "frame #", "torch", "NaN", "Exception", "rror")
@@ -96,10 +98,38 @@ class TorchDistMatcher:
         self.tracebacks = TracebackTracker()
         self.elastic = ElasticTracker(self.tz)
         self.cpp_type: str | None = None
+        self.terminate: tuple[int, str] | None = None  #: a "terminate called" awaiting what()
 
     # -- protocol ---------------------------------------------------------------------------
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT/NOISE for a recognised line (rows through ``emit``), else None."""
+        if self.terminate is not None:
+            emit = self._terminate_echo(line_no, emit)
+        return self._match(text, line_no, emit)
+
+    def _terminate_echo(self, line_no: int, emit: Emit) -> Emit:
+        """``terminate called after throwing an instance of 'T'`` says nothing until the
+        ``what():`` line after it does: the first row of the next lines is copied onto it."""
+        assert self.terminate is not None
+        t_line, t_type = self.terminate
+        if line_no - t_line > 3:
+            self.terminate = None
+            emit(kind="python_exception", code=t_type, line_no=t_line, format="torch",
+                 message=f"terminate called after throwing an instance of '{t_type}'")
+            return emit
+
+        def out(**fields: Any) -> None:
+            emit(**fields)
+            if self.terminate is not None and fields.get("line_no") in (None, line_no):
+                self.terminate = None
+                emit(**{**fields, "line_no": t_line})
+        return out
+
+    def is_open(self) -> bool:
+        return self.terminate is not None or bool(self.tracebacks.open) \
+            or self.elastic.report is not None
+
+    def _match(self, text: str, line_no: int, emit: Emit) -> int | None:
         rank: int | None = None
         body = text
         m = _RANK_PREFIX.match(text)
@@ -124,6 +154,8 @@ class TorchDistMatcher:
 
     def finish(self, emit: Emit) -> None:
         """Flush open tracebacks and an unclosed ChildFailedError report."""
+        if self.terminate is not None:
+            self._terminate_echo(self.terminate[0] + 99, emit)
         _emit_rows(self.tracebacks.close_all(), emit)
         _emit_rows(self.elastic.close(), emit)
 
@@ -168,6 +200,8 @@ class TorchDistMatcher:
                 return EVENT
         if ("socket" in body and "[c10d]" in body) or "The client socket has timed out" in body:
             cs = _C10D_SOCKET.search(body)
+            if cs and any(b in body for b in _BENIGN_ERRNO):
+                return NOISE
             if cs:
                 what = f"{cs.group(1)}_{cs.group(2) or 'timeout'}"
                 emit(**base, kind="rendezvous_error", code=what, message=_msg(body),
@@ -193,7 +227,8 @@ class TorchDistMatcher:
         if "terminate called after throwing" in body:
             c = _TERMINATE.search(body)
             self.cpp_type = c.group(1) if c else None
-            return NOISE
+            self.terminate = (line_no, self.cpp_type or "C++ exception")
+            return EVENT
         return self._error_line(body, base, key, line_no, emit)
 
     def _error_line(self, body: str, base: dict[str, Any], key: int | None, line_no: int,
