@@ -33,7 +33,7 @@ from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines, fabric_manager
 from parsers.kernel_pci import PciLines
-from parsers.message import Fallback, KernelMessages
+from parsers.message import Fallback, KernelMessages, peeled_fields
 from parsers.timeutil import TimeError, YearInference, ctime_to_us, parse_iso, syslog_to_us
 
 _RAW = re.compile(r"\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)")
@@ -123,7 +123,7 @@ class KernelLogParser(LineParser):
         self.prev_kernel = False
         if program.startswith("nv-fabricmanager"):
             return fabric_manager(msg, self._emit)
-        r = self.fallback.message(msg, line_no, self._fields_emit)
+        r = self.fallback.peeled(msg, line_no, self._peeled_fields)
         return NOISE if r is None else r
 
     def finish(self) -> None:
@@ -141,8 +141,9 @@ class KernelLogParser(LineParser):
         stripped = text.lstrip()
         if self._envelope_probe(stripped):
             return None
-        if self.prev is None:
-            return UNPARSED
+        if self.prev is None:  # nothing to continue: a pasted, indented line
+            r = self.fallback.raw(text, line_no, self._peeled_emit(line_no))
+            return UNPARSED if r is None else r
         p = self.prev
         flag = "inherited" if p.ts is not None else p.ts_flag
         self.env = Env(p.ts, flag, p.uptime_s, p.host, p.fmt, line_no)
@@ -249,8 +250,10 @@ class KernelLogParser(LineParser):
         if r == EVENT:
             return r
         # NOISE from the kernel's own recognisers is not final: a signature may know the line
-        r2 = self.fallback.message(body, line_no, self._fields_emit)
-        return NOISE if r2 is None else r2
+        r2 = self.fallback.peeled(body, line_no, self._peeled_fields)
+        if r2 == EVENT:
+            return EVENT
+        return UNPARSED if r == UNPARSED else NOISE
 
     def _fields_emit(self, **fields: Any) -> None:
         """Rows of the message layer's other recognisers, on the current line's envelope."""
@@ -266,6 +269,14 @@ class KernelLogParser(LineParser):
                                   {"host": host or None,
                                    "host_from": "line" if host else "unknown"}), **f}
         self.events.add(**row)
+
+    def _peeled_fields(self, p: Any) -> Any:
+        """``_fields_emit`` with what the prefix layer read inside the message on top."""
+        extra = peeled_fields(p)
+
+        def emit(**fields: Any) -> None:
+            self._fields_emit(**{**extra, **fields})
+        return emit
 
     def _peeled_emit(self, line_no: int) -> Any:
         def make(p: Any) -> Any:

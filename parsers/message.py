@@ -204,8 +204,12 @@ class Fallback:
     def raw(self, text: str, line_no: int,
             emit_for: Callable[[Any], Emit]) -> int | None:
         """A line without the dialect's envelope: peel what can be peeled, try everything."""
-        from parsers.prefix import peel
+        from parsers.prefix import peel, strip_ansi
 
+        if "\r" in text:  # tqdm redraws and what was glued behind them: each part is judged
+            seen = {self.raw(strip_ansi(part), line_no, emit_for)
+                    for part in text.split("\r") if part.strip()}
+            return EVENT if EVENT in seen else (NOISE if NOISE in seen else None)
         p = peel(text, self.tz, self.years, self.peeled_rec)
         if not p.msg.strip():
             return None

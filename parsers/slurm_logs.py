@@ -112,8 +112,10 @@ class _SlurmLogParser(LineParser):
         claims the line (a well-formed daemon line without a signal)."""
         emit = self._emitter(env, line_no, {})
         r = own.match(env.message, line_no, emit)
-        if r is None:
-            r = self.fallback.message(strip_level(env.message), line_no, emit)
+        if r is None or r == NOISE:  # the rest of the layer, prefixes inside peeled first
+            r2 = self.fallback.peeled(strip_level(env.message), line_no, lambda p: self._emitter(
+                env, line_no, peeled_fields(p)))
+            r = r2 if r2 is not None else r
         return NOISE if r is None else r
 
     def _emitter(self, env: Envelope, line_no: int, extra: dict[str, Any]) -> Emit:

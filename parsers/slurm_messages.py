@@ -314,9 +314,12 @@ class SlurmdMessages:
         elif c == "*" and msg.startswith("*** "):
             m = _BANNER.match(msg)
             if m:
+                # the banner slurmstepd also writes into the job's .err: same kind and code as
+                # there (parsers.slurm_step), so the same line gives the same event
                 code = m.group(5) or m.group(6) or m.group(7) or "CANCELLED"
-                emit(kind="job_cancelled_msg", host=m.group(4),
-                           job_id=m.group(2), code=code)
+                kind = "slurm_job_failed" if (m.group(6) or m.group(7)) else \
+                    "slurm_job_cancelled"
+                emit(kind=kind, host=m.group(4), job_id=m.group(2), code=code.upper())
                 return EVENT
         return None
 

@@ -203,7 +203,8 @@ class TorchDistMatcher:
             if cs and any(b in body for b in _BENIGN_ERRNO):
                 return NOISE
             if cs:
-                what = f"{cs.group(1)}_{cs.group(2) or 'timeout'}"
+                what = f"{cs.group(1)}_{cs.group(2)}_failed" if cs.group(2) else \
+                    f"{cs.group(1)}_timeout"
                 emit(**base, kind="rendezvous_error", code=what, message=_msg(body),
                      format="torch-c10d",
                      **({"value": float(cs.group(3))} if cs.group(3) else {}))
