@@ -14,7 +14,8 @@ anchors (polars ``str.contains``), and only the lines it selects go to the per-l
 * classes, ``.``, optional parts and look-arounds give no guarantee.
 
 Of all candidates in a sequence the most selective set wins (the longest shortest string, then
-the fewest strings). Case-insensitive parts (``(?i)``) give case-insensitive anchors. A pattern
+the fewest strings). Characters that JSON wrappers escape (quotes, backslash, slash, tab)
+break a run: ``"Deleting pod"`` in Docker's json-file log is ``\"Deleting pod\"``. Case-insensitive parts (``(?i)``) give case-insensitive anchors. A pattern
 whose matches need no literal at all gets ``None``: its recogniser must declare anchors itself.
 """
 
@@ -28,6 +29,9 @@ from typing import Any
 
 import polars as pl
 
+#: characters a JSON wrapper (Docker's json-file, ``journalctl -o json``) escapes: a literal
+#: containing one would not be found in the raw line
+_ESCAPED = frozenset('"\\\t\n\r/')
 _REPEATS = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
 
 
@@ -66,8 +70,13 @@ def _seq(nodes: list[tuple[Any, Any]], ci: bool) -> Anchors | None:
     best: Anchors | None = None
     run: list[str] = []
     for op, av in nodes:
-        if op is c.LITERAL:
+        if op is c.LITERAL and chr(av) not in _ESCAPED:
             run.append(chr(av))
+            continue
+        if op is c.LITERAL:  # a character JSON wrappers escape breaks the run
+            if run:
+                best = _better(best, _lit("".join(run), ci))
+            run = []
             continue
         if run:
             best = _better(best, _lit("".join(run), ci))
@@ -141,6 +150,11 @@ class CompiledPrefilter:
 
     def mask(self, lines: pl.Series) -> pl.Series:
         return lines.str.contains(self.pattern).fill_null(False)
+
+    def mask_np(self, lines: pl.Series) -> Any:
+        import numpy as np
+
+        return np.asarray(self.mask(lines).to_numpy(), dtype=bool)
 
     def search(self, text: str) -> bool:
         """The same test on one line (Python ``re``; the patterns use the common syntax)."""

@@ -32,6 +32,7 @@ parser strips the envelope (and takes its time); the matcher sees the message:
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from parsers.base import EVENT, NOISE, Emit
 
@@ -56,6 +57,13 @@ _NOISE_HINTS = (
 
 class DeepSpeedMatcher:
     """Recognises DeepSpeed engine lines (see module docstring)."""
+
+    SIGNAL: ClassVar[tuple[str, ...]] = (
+        "step=", "SamplesPerSec=", "heckpoint", *_OVERFLOW, *_NOISE_HINTS)
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+
+    def is_open(self) -> bool:
+        return False
 
     format = "deepspeed"
 

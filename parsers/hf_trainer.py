@@ -28,6 +28,7 @@ transformers' ``Trainer`` (src/transformers/trainer.py, trainer_callback.py) pri
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from parsers.base import EVENT, NOISE, Emit
 
@@ -70,6 +71,15 @@ def _float(s: str) -> float | None:
 
 class HfTrainerMatcher:
     """Recognises Hugging Face Trainer lines (see module docstring)."""
+
+    SIGNAL: ClassVar[tuple[str, ...]] = (
+        "{'loss': ", "{'train_runtime': ", "{'eval_", "Saving model checkpoint to ",
+        "Model weights saved in ", "Training completed.", "Continuing training from",
+        "%|", *(p.strip() for p in _NOISE_STARTS))
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+
+    def is_open(self) -> bool:
+        return False
 
     format = "hf_trainer"
 

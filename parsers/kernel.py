@@ -28,6 +28,10 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+import numpy as np
+import polars as pl
+
+from parsers import prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
@@ -46,6 +50,18 @@ _PRI = re.compile(r"<(\d{1,3})>")
 _R5424 = re.compile(r"1 (\S+) (\S+) (\S+) (\S+) (\S+) (-|(?:\[.*?\])+) ?(.*)")
 _UPTIME = re.compile(r"\[\s*(\d+\.\d+)\] ?(.*)")
 _NO_HOST = {"localhost", "(none)", "-"}
+# The envelopes as vectorised (Rust regex) tests, mirroring _envelope for the prefilter path:
+_V_MON = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_V_TAG = r"(?:[^\s:\[\]]+ )?[^\s:\[\]]+(?:\[\d+\])?:"
+_V_SHORT = (r"^\s*(?:<\d{1,3}>)?(" + _V_MON + r") (?: \d|\d\d) \d\d:\d\d:\d\d(?:\.\d{1,6})? "
+            + _V_TAG)
+_V_ENVELOPE = (r"^\s*(?:\[\s*\d+\.\d+\]|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) " + _V_MON
+               + r" [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
+               r"|(?:<\d{1,3}>)?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d) "
+               r"|<\d{1,3}>1 \S+ \S+ \S+ \S+ \S+ (?:-|\[)"
+               r"|(?:<\d{1,3}>)?" + _V_MON + r" (?: \d|\d\d) \d\d:\d\d:\d\d(?:\.\d{1,6})? " + _V_TAG
+               + ")")
+_FM_ERROR = r"nv-fabricmanager.*(?:\[ERROR\]|failed with error)"
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
@@ -70,6 +86,7 @@ class KernelLogParser(LineParser):
         self.pci = PciLines()
         self.host = HostLines()
         self.fallback = Fallback(ctx, skip=(KernelMessages,))
+        self._pinned_fmt: object = None
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -125,6 +142,65 @@ class KernelLogParser(LineParser):
             return fabric_manager(msg, self._emit)
         r = self.fallback.peeled(msg, line_no, self._peeled_fields)
         return NOISE if r is None else r
+
+    # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan:
+        """Candidates: lines with an anchor of any recogniser (or a Fabric Manager error).
+        Others: NOISE when they have an envelope (another program's line, or a kernel line no
+        recogniser claims), or are indented under an earlier enveloped line (a continuation);
+        UNPARSED otherwise. Enveloped lines are the context of the next line."""
+        env = prefilter.mask(lines, _V_ENVELOPE)
+        indented = prefilter.mask(lines, r"^[ \t]") & ~env
+        before = np.maximum.accumulate(env) if env.size else env
+        had = np.concatenate(([self.prev is not None], before[:-1])) if env.size else env
+        noise = env | (indented & had) | prefilter.blank(lines)
+        cand = prefilter.candidates_with_default_noise(lines, noise) | prefilter.mask(
+            lines, _FM_ERROR)
+        months = prefilter.months(lines, _V_SHORT)
+        return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env,
+                                   years=self.years.vector(months),
+                                   pins={"short_fmt": self._short_fmts(_fmt_hints(lines,
+                                                                                  months > 0))})
+
+    def _short_fmts(self, hint: np.ndarray) -> np.ndarray:
+        """The ``Mon DD`` variant each line gets (``_short_fmt``'s rule, forward-filled)."""
+        out = np.empty(hint.size, dtype=object)
+        cur = self.short_fmt
+        for i, h in enumerate(hint.tolist()):
+            if h:
+                cur = h
+            out[i] = cur
+        self.short_fmt = cur
+        return out
+
+    def set_context(self, text: str, line_no: int) -> bool:
+        """The envelope of a line Python does not otherwise read (for a continuation)."""
+        try:
+            stripped = text.lstrip()
+            parsed = self._envelope(stripped, stripped[:1], line_no)
+        except (TimeError, ValueError, IndexError):
+            return False
+        if parsed is None:
+            return False
+        env, program, msg = parsed
+        m = _UPTIME.match(msg) if program is None or program == "kernel" else None
+        if m and env.uptime_s is None:
+            env = Env(env.ts, env.ts_flag, float(m.group(1)), env.host, env.fmt, line_no)
+        self.prev = env
+        self.prev_kernel = program is None or program == "kernel"
+        return True
+
+    def pin_year(self, year: int | None) -> None:
+        self.years.pinned = year
+
+    def pin(self, values: dict[str, Any] | None) -> None:
+        self._pinned_fmt = None if values is None else values.get("short_fmt")
+
+    def is_open(self) -> bool:
+        nv, pci = self.nv, self.pci
+        return bool(nv.gsp_open or nv.lost_pending or nv.sxid_last or pci.aer_open
+                    or pci.mce_open or pci.mlx5_health_open or self.host.oom_job
+                    or self.fallback.is_open())
 
     def finish(self) -> None:
         """Flush an AER header still waiting for its detail lines, and open blocks of the
@@ -214,6 +290,8 @@ class KernelLogParser(LineParser):
 
     def _short_fmt(self, day: str, frac: str | None, pri: bool, msg: str) -> str:
         """Variant of a ``Mon DD HH:MM:SS`` envelope (see module docstring)."""
+        if self._pinned_fmt is not None:
+            return str(self._pinned_fmt)
         if pri or day[0] == " " or _UPTIME.match(msg):
             self.short_fmt = "syslog-rfc3164"
         elif frac:
@@ -294,6 +372,21 @@ class KernelLogParser(LineParser):
                         **self.host_fields(e.host), format=e.fmt, kind=kind, code=code,
                         device=device, value=value, message=message, job_id=job_id,
                         line_no=e.line_no)
+
+
+def _fmt_hints(lines: pl.Series, short: np.ndarray) -> np.ndarray:
+    """The variant each ``Mon DD`` line decides by itself ("" where it keeps the file's
+    current one), as ``_short_fmt`` decides it."""
+    rfc = (prefilter.mask(lines, r"^\s*<\d{1,3}>")
+           | prefilter.mask(lines, r"^\s*[A-Z][a-z]{2}  \d ")
+           | prefilter.mask(lines, _V_SHORT + r" ?\[\s*\d+\.\d+\]"))
+    frac = prefilter.mask(lines, r"^\s*[A-Z][a-z]{2} (?: \d|\d\d) \d\d:\d\d:\d\d\.")
+    zero = prefilter.mask(lines, r"^\s*[A-Z][a-z]{2} 0")
+    out = np.full(short.size, "", dtype=object)
+    out[short & zero] = "journal-short"
+    out[short & frac] = "journal-short-precise"
+    out[short & rfc] = "syslog-rfc3164"
+    return out
 
 
 def _host(h: str | None) -> str | None:

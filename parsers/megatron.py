@@ -44,7 +44,7 @@ megatron/training/training.py + megatron/training/checkpointing.py, also Megatro
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from parsers.base import EVENT, NOISE, Emit
 
@@ -92,6 +92,20 @@ _NOISE_CONTAINS = ("] (after ", ") memory (MB) | allocated:")
 
 class MegatronMatcher:
     """Recognises Megatron-LM lines (see module docstring)."""
+
+    #: the literals of every line it claims, events and noise (parsers.message)
+    SIGNAL: ClassVar[tuple[str, ...]] = (
+        "iteration", "heckpoint", "datetime", "(min, max)", "max time", "time (ms)",
+        "validation loss", "exiting program", "could not find the metadata file",
+        "will not load any checkpoints", "....", "..: ", "...", "found NaN", "found Inf",
+        "Unexpected result", "] (after ", ") memory (MB) | allocated:",
+        *(p.strip() for p in _NOISE_PREFIXES))
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = (
+        r"(?:^|[\s:\]])> ", r"(?:^|[\s:\]])>$", r"(?:^|[\s:\]])-+\s*$",
+        r"(?:train|validation|test):\s+\d+\s*$")
+
+    def is_open(self) -> bool:
+        return False
 
     format = "megatron"
 

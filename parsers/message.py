@@ -45,12 +45,15 @@ class Recogniser(Protocol):
     def is_open(self) -> bool: ...
 
 
-def prefilter_of(recognisers: Iterable[Any]) -> Prefilter:
-    """The union of the recognisers' declared anchors."""
+def prefilter_of(recognisers: Iterable[Any], claims: bool = True) -> Prefilter:
+    """The union of the recognisers' declared anchors (with their noise claims, or only the
+    lines they can emit a row for)."""
     pf = Prefilter()
     for r in recognisers:
         pf.literals.update(getattr(r, "SIGNAL", ()))
         pf.regexes.update(getattr(r, "SIGNAL_RE", ()))
+        if claims:
+            pf.literals.update(getattr(r, "CLAIMS", ()))
         extra = getattr(r, "prefilter", None)
         if callable(extra):
             sub = extra()
@@ -65,13 +68,19 @@ class KernelMessages:
     messages found outside a kernel log: a job's .err, a paste, a journal export read as text.
     Same code as the kernel dialect, so the same line gives the same row."""
 
+    #: every line these recognisers can emit a row for contains one of these
     SIGNAL: ClassVar[tuple[str, ...]] = (
-        "NVRM", "SXid", "AER", "PCIe Bus Error", "[Hardware Error]", "mce: ", "EDAC",
-        "Port: ", "mlx5", "Killed process", "oom-kill:", "invoked oom-killer",
-        "I/O error", "medium error", "target error", "EXT4-fs", "XFS (", "LustreError:",
-        "Lustre:", "nfs: server", "nvme nvme", "INFO: task", "soft lockup", "Kernel panic",
-        "out of memory: Kill", "oom_reaper:", "Link down")
+        "NVRM", "SXid", "AER", "PCIe Bus Error", "DPC: containment", "[Hardware Error]",
+        "Machine Check", "Machine check", "temperature above threshold", "EDAC", "Link DOWN",
+        "Link down", "Port module event", "health", "Fatal error", "mlx5_cmd_out_err",
+        "Will cause a leak", "Killed process", "Kill process", "oom-kill:",
+        "invoked oom-killer", "I/O error", "medium error", "target error", "EXT4-fs",
+        "XFS (", "LustreError:", "Lustre:", "nfs: server", "nvme", "Aborting journal",
+        "capacity change", "INFO: task", "soft lockup", "Kernel panic", "BUG: ", "Oops: ",
+        "general protection fault", "#PF: ", "Memory failure: ")
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+    #: ... and every line they call noise (outside a kernel log that matters for accounting)
+    CLAIMS: ClassVar[tuple[str, ...]] = ("mlx5", "Link", "mce: ", "oom_reaper:", "Port: ")
 
     def __init__(self) -> None:
         self.nv = NvidiaLines()

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC
-from typing import Any
+from typing import Any, ClassVar
 
 from parsers.base import EVENT, NOISE, Emit, FileContext
 from parsers.timeutil import TimeError, parse_iso
@@ -110,6 +110,15 @@ def _socket_code(msg: str) -> str | None:
 
 class NcclMatcher:
     """Recognises NCCL debug lines (see module docstring); one row per signal line."""
+
+    #: "NCCL" is in every debug line (the job-output dialect keeps healthy INFO lines out of
+    #: Python with a vectorised rule, parsers.joblog); the rest are transport messages alone
+    SIGNAL: ClassVar[tuple[str, ...]] = ("NCCL", "NET/IB", "NET/Socket", "Net :", "Net:",
+                                         "socketProgress", "socketStartConnect")
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+
+    def is_open(self) -> bool:
+        return False
 
     def __init__(self, ctx: FileContext | None = None) -> None:
         self.tz = ctx.tz if ctx is not None else UTC

@@ -27,10 +27,13 @@ import re
 from pathlib import PurePath
 from typing import Any, ClassVar
 
-from parsers import hostlist
+import polars as pl
+
+from parsers import hostlist, prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser, Parser
 from parsers.message import Fallback, peeled_fields
 from parsers.slurm_common import (
+    V_ENVELOPE,
     Envelope,
     looks_like_slurm_log,
     parse_envelope,
@@ -97,6 +100,23 @@ class _SlurmLogParser(LineParser):
 
     def finish(self) -> None:
         self.fallback.finish(self._emitter(Envelope(None, "missing", None, ""), 0, {}))
+
+    # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan:
+        """Lines with a daemon envelope are NOISE unless an anchor makes them candidates;
+        lines without one are UNPARSED unless a recogniser could claim them."""
+        env = prefilter.mask(lines, V_ENVELOPE)
+        noise = env | prefilter.blank(lines)
+        months = prefilter.months(lines, prefilter.SHORT_MONTH)
+        return prefilter.ChunkPlan(
+            candidate=prefilter.candidates_with_default_noise(lines, noise), noise=noise,
+            years=self.years.vector(months) if months.any() else None)
+
+    def pin_year(self, year: int | None) -> None:
+        self.years.pinned = year
+
+    def is_open(self) -> bool:
+        return self.fallback.is_open()
 
     def _safe_message(self, env: Envelope, line_no: int) -> int:
         try:

@@ -65,7 +65,8 @@ class CtldMessages:
         "ime limit ", "REQUEST_KILL_JOB", "preempted ", "Nodes ", "Killing ", "update_node: ",
         "now responding", "returned to service", "drain_nodes: ", "Setting node ",
         "_slurm_rpc_node_registration", "has low ", "validate_node_specs: ",
-        "slurmd error running ", "_slurm_rpc_submit_batch_job: ", "job_submit/")
+        "slurmd error running ", "_slurm_rpc_submit_batch_job: ", "job_submit/",
+        "_slurm_rpc_allocate_resources: ", "_slurm_rpc_job_will_run: ")
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:

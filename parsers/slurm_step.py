@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextlib
 import re
 from datetime import UTC, tzinfo
-from typing import Any
+from typing import Any, ClassVar
 
 from parsers.base import EVENT, NOISE, Emit
 from parsers.hostlist import HostlistError, expand
@@ -82,6 +82,13 @@ def _hosts(expr: str) -> list[str]:
 
 class SlurmStepMatcher:
     """Recognises srun / slurmstepd lines (see module docstring)."""
+
+    #: every line it can claim starts with one of these programs (parsers.message)
+    SIGNAL: ClassVar[tuple[str, ...]] = ("srun:", "slurmstepd", "sbatch:", "salloc:")
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+
+    def is_open(self) -> bool:
+        return False
 
     format = "slurm_step"
 

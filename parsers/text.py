@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as np
+import polars as pl
+
+from parsers import prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser
 from parsers.message import Fallback, peeled_fields
-from parsers.prefix import Peeled, strip_ansi
+from parsers.prefix import Peeled, peel, strip_ansi
 
 
 class TextParser(LineParser):
@@ -77,6 +81,32 @@ class TextParser(LineParser):
 
     def finish(self) -> None:
         self.fallback.finish(self._emitter(Peeled(), 0))
+
+    # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan:
+        """Candidates: lines with an anchor of any recogniser; the rest are NOISE if blank,
+        else UNPARSED. Stamped lines are the context of the unstamped ones after them."""
+        months = prefilter.months(lines, prefilter.SHORT_MONTH)
+        glog = prefilter.glog_months(lines)
+        months = np.where(months > 0, months, glog)
+        return prefilter.ChunkPlan(
+            candidate=prefilter.global_prefilter().mask_np(lines),
+            noise=prefilter.blank(lines), context=prefilter.mask(lines, prefilter.STAMPED),
+            years=self.fallback.years.vector(months))
+
+    def set_context(self, text: str, line_no: int) -> bool:
+        for part in reversed(text.split("\r")):
+            p = peel(strip_ansi(part), self.ctx.tz, self.fallback.years)
+            if p.ts is not None:
+                self._last_ts, self._last_flag = p.ts, "inherited"
+                return True
+        return False
+
+    def pin_year(self, year: int | None) -> None:
+        self.fallback.years.pinned = year
+
+    def is_open(self) -> bool:
+        return self.fallback.is_open()
 
 
 def text_of(fields: dict[str, Any], p: Peeled) -> str:

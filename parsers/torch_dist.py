@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC
-from typing import Any
+from typing import Any, ClassVar
 
 from parsers.base import EVENT, NOISE, Emit, FileContext
 from parsers.timeutil import TimeError, YearInference, local_to_us, parse_iso
@@ -91,6 +91,12 @@ _FRAME_CPP = re.compile(r"^frame #\d+: ")
 
 class TorchDistMatcher:
     """Recognises torch.distributed / c10d / elastic lines and Python tracebacks."""
+
+    #: every single line it claims contains one of its keywords (``_KEYWORDS``); tracebacks and
+    #: ChildFailedError reports start with one and hold the block open (``is_open``)
+    SIGNAL: ClassVar[tuple[str, ...]] = (*_KEYWORDS, "Traceback (most recent call last)",
+                                         "ChildFailedError")
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, ctx: FileContext | None = None) -> None:
         self.tz = ctx.tz if ctx is not None else UTC
