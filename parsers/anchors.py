@@ -15,15 +15,16 @@ anchors (polars ``str.contains``), and only the lines it selects go to the per-l
 
 Of all candidates in a sequence the most selective set wins (the longest shortest string, then
 the fewest strings). Characters that JSON wrappers escape (quotes, backslash, slash, tab)
-break a run: ``"Deleting pod"`` in Docker's json-file log is ``\"Deleting pod\"``. Case-insensitive parts (``(?i)``) give case-insensitive anchors. A pattern
-whose matches need no literal at all gets ``None``: its recogniser must declare anchors itself.
+break a run: a quoted word in Docker's json-file log has backslashes before its quotes.
+Case-insensitive parts (``(?i)``) give case-insensitive anchors. A pattern whose matches need
+no literal at all gets ``None``: its recogniser must declare anchors itself.
 """
 
 from __future__ import annotations
 
 import re
-import re._constants as c  # type: ignore[import-not-found]
-import re._parser as sre  # type: ignore[import-not-found]
+import re._constants as c
+import re._parser as sre
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -273,7 +273,7 @@ class LineParser(Parser):
             st[skip] = status[skip]
         cand = plan.candidate & ~skip
         idx = np.flatnonzero(cand)
-        ctx = np.flatnonzero(plan.context & ~skip) if plan.context is not None else None
+        ctx = np.flatnonzero(plan.context) if plan.context is not None else None
         years = plan.years
         seen, pos, k = -1, 0, 0
         while True:
@@ -359,3 +359,5 @@ class Matcher(Protocol):
     def match(self, text: str, line_no: int, emit: Emit) -> int | None: ...
 
     def finish(self, emit: Emit) -> None: ...
+
+    def is_open(self) -> bool: ...

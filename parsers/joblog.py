@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 
-from parsers import progress_batch
+from parsers import prefilter, progress_batch
 from parsers.base import (
     EVENT,
     NOISE,
@@ -237,7 +237,8 @@ class JobLogParser(LineParser):
 
     def parse_chunk(self, lines: pl.Series, first_line_no: int,
                     prepared: Any = NOT_PREPARED) -> None:
-        """Megatron iteration lines vectorised, every other line per line, in order."""
+        """Megatron iteration lines vectorised; of the others, the candidates of the prefilter
+        (parsers/prefilter.py) per line, in order, the rest by the vectorised rule."""
         self._own = []
         fast = self.prepare(lines) if prepared is NOT_PREPARED else prepared
         if fast is None or len(fast.rows) == 0:
@@ -249,6 +250,31 @@ class JobLogParser(LineParser):
             return
         rows = fast.rows[keep]
         fast_ts, fast_flag, fast_rank = fast_ts[keep], fast_flag[keep], fast_rank[keep]
+        start_state = (self._last_line, self._last_ts)
+        if prefilter.enabled():
+            self._planned_rest(lines, first_line_no, rows, fast_ts)
+        else:
+            self._every_rest(lines, first_line_no, rows, fast_ts)
+        self._add_fast_frame(fast, keep, rows, fast_ts, fast_flag, fast_rank, first_line_no,
+                             start_state)
+
+    def _planned_rest(self, lines: pl.Series, first: int, rows: np.ndarray,
+                      fast_ts: np.ndarray) -> None:
+        """The lines the fast path left, through the prefilter; stamped lines are context,
+        and all of them are read when a fast row has no stamp of its own to inherit one."""
+        status = np.full(len(lines), -1, np.int8)
+        status[rows] = EVENT
+        plan = self.vector_plan(lines)
+        self.parse_planned(lines, first, plan, status)
+        if (fast_ts == _NO_TS).any() and plan.context is not None:
+            rest_ctx = np.flatnonzero(plan.context & (status < 0))
+            for i, text in zip(rest_ctx.tolist(), lines.gather(rest_ctx).to_list(),
+                               strict=True):
+                self.set_context(text, i + first)
+
+    def _every_rest(self, lines: pl.Series, first_line_no: int, rows: np.ndarray,
+                    fast_ts: np.ndarray) -> None:
+        """The lines the fast path left, every one per line (the prefilter switched off)."""
         n = len(lines)
         taken = np.zeros(n, bool)
         taken[rows] = True
@@ -263,7 +289,6 @@ class JobLogParser(LineParser):
         else:  # no vectorised row has a stamp of its own (Megatron before timestamps)
             prev_line = np.full(rest.size, -1, np.int64)
             prev_ts = np.zeros(rest.size, np.int64)
-        start_state = (self._last_line, self._last_ts)
         note = self.acct.note
         texts = lines.gather(rest).to_list() if rest.size else []
         for j, text in enumerate(texts):
@@ -272,8 +297,36 @@ class JobLogParser(LineParser):
                 self._last_line, self._last_ts = pl_, int(prev_ts[j])
             i = int(rest[j]) + first_line_no
             note(self.parse_line(text, i), i, text)
-        self._add_fast_frame(fast, keep, rows, fast_ts, fast_flag, fast_rank, first_line_no,
-                             start_state)
+
+    # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan:
+        """Candidates: lines with an anchor of any recogniser, except NCCL's healthy INFO
+        lines (the bulk of an NCCL_DEBUG=INFO log: NOISE by a vectorised rule unless another
+        anchor is in them). The rest: NOISE if blank or an INFO/DEBUG DeepSpeed/HF logger
+        line, else UNPARSED. Stamped lines are the context of unstamped ones."""
+        cand = prefilter.global_prefilter().mask_np(lines)
+        nccl = prefilter.mask(lines, _V_NCCL_INFO)
+        if nccl.any():
+            idx = np.flatnonzero(nccl)
+            cand[idx] = prefilter.global_prefilter(claims=False).mask_np(lines.gather(idx))
+        noise = (prefilter.mask(lines, _V_EMPTY) | nccl
+                 | prefilter.mask(lines, _V_LEVEL_NOISE))
+        return prefilter.ChunkPlan(candidate=cand, noise=noise,
+                                   context=prefilter.mask(lines, _V_STAMPED))
+
+    def set_context(self, text: str, line_no: int) -> bool:
+        """The stamp a line Python does not otherwise read leaves for later lines."""
+        found = False
+        for part in text.split("\r") if "\r" in text else (text,):
+            p = split_prefix(_strip_ansi(part), self.ctx.tz, self._pre)
+            if p.ts is not None and p.flag is not None:
+                self._last_ts, self._last_line = p.ts, line_no
+                self._own.append((line_no, p.ts))
+                found = True
+        return found
+
+    def is_open(self) -> bool:
+        return any(m.is_open() for m in self.matchers) or self.fallback.is_open()
 
     def _fast_prefix(self, lines: pl.Series, fast: Any
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -379,6 +432,28 @@ class JobLogParser(LineParser):
 
 
 _NO_TS = np.iinfo(np.int64).min
+
+# The job-output prefixes split_prefix peels, as one vectorised (Rust regex) test:
+_V_PREFIX = (r"(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?"
+             r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?| )"
+             r"| *\d{1,7}: |\[(?:default|rank)\d{1,7}\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?"
+             r"| *\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?\] ?"
+             r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]\s]+\] "
+             r"|\[[A-Z]+\|[^\]\s]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> "
+             r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
+             r"|\((?:[A-Za-z_][\w.]*(?: pid=(?:\d+|None))?|pid=\d+)(?:, ip=[\d.:a-fA-F]+)?\) )")
+#: NCCL's debug INFO/TRACE/CALL lines after those prefixes (NcclMatcher: NOISE unless they
+#: carry one of its signal anchors, which keep them candidates)
+_V_NCCL_INFO = (r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*"
+                r"[^\s:\[\]]+(?::\d+:\d+)? (?:\[\d+\] )?(?:\d+\.\d+ )?"
+                r"(?:\S+:\d+(?: \([^)\s]*\))? )?NCCL (?:INFO|TRACE|CALL)\b")
+#: a DeepSpeed / HF logger envelope at level INFO or DEBUG (joblog: NOISE when unclaimed)
+_V_LEVEL_NOISE = (r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*"
+                  r"(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[(?:INFO|DEBUG)\] \[[^\]\s]+\] "
+                  r"|\[(?:INFO|DEBUG)\|[^\]\s]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> )")
+_V_STAMPED = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d"
+#: nothing left after the prefixes (a bare ``[default2]:``, an srun label alone): NOISE
+_V_EMPTY = r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*\s*$"
 
 
 def _strip_ansi(part: str) -> str:

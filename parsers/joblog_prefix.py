@@ -44,7 +44,7 @@ MPIRUN_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>: ?")
 RAY = re.compile(r"\((?:[A-Za-z_][\w.]*(?: pid=(?:\d+|None))?|pid=\d+)"
                  r"(?:, ip=[\d.:a-fA-F]+)?\) ")
 #: pdsh / DeepSpeed's multi-node runner: ``worker-0: `` (the host name, ending in a digit)
-PDSH = re.compile(r"[a-z][a-z0-9.\-]*\d: ")
+PDSH = re.compile(r"(?!(?:slurmstepd|srun|sbatch|salloc|slurmd|slurmctld)\b)[a-z][a-z0-9.\-]*\d: ")
 _DEEPSPEED = re.compile(
     r"\[((\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d),(\d{3}))\] \[([A-Z]+)\] \[[^\]\s]+\] ")
 _HF = re.compile(

@@ -113,9 +113,11 @@ class NcclMatcher:
 
     #: "NCCL" is in every debug line (the job-output dialect keeps healthy INFO lines out of
     #: Python with a vectorised rule, parsers.joblog); the rest are transport messages alone
-    SIGNAL: ClassVar[tuple[str, ...]] = ("NCCL", "NET/IB", "NET/Socket", "Net :", "Net:",
-                                         "socketProgress", "socketStartConnect")
-    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+    SIGNAL: ClassVar[tuple[str, ...]] = ("NCCL WARN", "NCCL ABORT", "Abort COMPLETE", "NET/IB",
+                                         "NET/Socket", "Net :", "Net:", "socketProgress",
+                                         "socketStartConnect")
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = (r"\.(?:cc|c|h|cu|cpp|hpp):\d+ -> \d+",)
+    CLAIMS: ClassVar[tuple[str, ...]] = ("NCCL",)
 
     def is_open(self) -> bool:
         return False

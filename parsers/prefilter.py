@@ -69,7 +69,7 @@ def candidates_with_default_noise(lines: pl.Series, default_noise: np.ndarray) -
     if rest.any():
         idx = np.flatnonzero(rest)
         cand[idx] = global_prefilter(claims=True).mask_np(lines.gather(idx))
-    return cand
+    return np.asarray(cand, dtype=bool)
 
 
 def extra_prefilter(regexes: tuple[str, ...]) -> Prefilter:

@@ -396,9 +396,9 @@ def _word(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> i
         p.level = p.level or y.group(1)
         return y.end()
     if pos == 0 and c.islower():
-        d = PDSH.match(text, pos)
-        if d is not None:
-            return d.end()
+        h = PDSH.match(text, pos)
+        if h is not None:
+            return h.end()
     return None
 
 

@@ -104,7 +104,7 @@ def _compile(raw: dict[str, Any], where: str, fmt: str) -> Signature:
     for _name, g in numbers:
         if g not in regex.groupindex:
             raise SignatureError(f"{where}: signature {sid!r}: {g!r} is not a named group")
-    return Signature(sid, raw["kind"], regex, fields, numbers, raw.get("format", fmt),
+    return Signature(str(sid), raw["kind"], regex, fields, numbers, raw.get("format", fmt),
                      raw.get("status", "event") == "noise", anchors, ci,
                      tuple(raw.get("examples", ())), raw.get("cite", ""))
 

@@ -255,7 +255,9 @@ def _stepd_trouble(msg: str, job: str | None, emit: Emit) -> int | None:
     if "emory limit" in msg:
         m = _MEM_LIMIT.search(msg)
         if m is not None:
-            emit(kind="oom_event", code="memory_limit", job_id=m.group(1) or m.group(2) or job)
+            hit = "hit memory limit" in msg  # touched the limit; "being killed" is the kill
+            emit(kind="oom_event", code="memory_limit_hit" if hit else "memory_limit",
+                 job_id=m.group(1) or m.group(2) or job)
             return EVENT
     if "execve(): " in msg:
         e = _EXECVE.search(msg)

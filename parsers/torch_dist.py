@@ -126,7 +126,8 @@ class TorchDistMatcher:
 
         def out(**fields: Any) -> None:
             emit(**fields)
-            if self.terminate is not None and fields.get("line_no") in (None, line_no):
+            if self.terminate is not None and fields.get("line_no") in (None, line_no) \
+                    and "what():" in str(fields.get("message", "")):
                 self.terminate = None
                 emit(**{**fields, "line_no": t_line})
         return out
@@ -251,6 +252,9 @@ class TorchDistMatcher:
             return None
         msg = _msg(body)
         row = {**base, **fields, "message": msg, "format": "torch"}
+        if what and self.terminate is not None:  # the row of the line that says what it was
+            t_line, self.terminate = self.terminate[0], None
+            emit(**{**row, "line_no": t_line})
         _emit_rows(self.tracebacks.open_tail(key, row or None, line_no), emit)
         return EVENT
 
