@@ -149,13 +149,18 @@ class KernelLogParser(LineParser):
         Others: NOISE when they have an envelope (another program's line, or a kernel line no
         recogniser claims), or are indented under an earlier enveloped line (a continuation);
         UNPARSED otherwise. Enveloped lines are the context of the next line."""
-        env = prefilter.mask(lines, _V_ENVELOPE)
-        indented = prefilter.mask(lines, r"^[ \t]") & ~env
+        m = prefilter.masks(lines, {
+            "env": _V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$", "fm": _FM_ERROR,
+            "mon": r"^\s*(?:<\d{1,3}>)?[A-Z][a-z]{2} ",
+            "cand": prefilter.global_prefilter(claims=False).pattern})
+        env = m["env"]
+        indented = m["ws"] & ~env
         before = np.maximum.accumulate(env) if env.size else env
         had = np.concatenate(([self.prev is not None], before[:-1])) if env.size else env
-        noise = env | (indented & had) | prefilter.blank(lines)
-        cand = prefilter.candidates_with_default_noise(lines, noise) | prefilter.mask(
-            lines, _FM_ERROR)
+        noise = env | (indented & had) | m["blank"]
+        cand = prefilter.candidates_with_default_noise(lines, noise, m["cand"]) | m["fm"]
+        if not m["mon"].any():  # no year-less stamp in the chunk
+            return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env)
         months = prefilter.months(lines, _V_SHORT)
         return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env,
                                    years=self.years.vector(months),
@@ -164,13 +169,9 @@ class KernelLogParser(LineParser):
 
     def _short_fmts(self, hint: np.ndarray) -> np.ndarray:
         """The ``Mon DD`` variant each line gets (``_short_fmt``'s rule, forward-filled)."""
-        out = np.empty(hint.size, dtype=object)
-        cur = self.short_fmt
-        for i, h in enumerate(hint.tolist()):
-            if h:
-                cur = h
-            out[i] = cur
-        self.short_fmt = cur
+        out = prefilter.forward_fill(hint, self.short_fmt)
+        if out.size:
+            self.short_fmt = str(out[-1])
         return out
 
     def set_context(self, text: str, line_no: int) -> bool:

@@ -113,10 +113,13 @@ class NcclMatcher:
 
     #: "NCCL" is in every debug line (the job-output dialect keeps healthy INFO lines out of
     #: Python with a vectorised rule, parsers.joblog); the rest are transport messages alone
-    SIGNAL: ClassVar[tuple[str, ...]] = ("NCCL WARN", "NCCL ABORT", "Abort COMPLETE", "NET/IB",
-                                         "NET/Socket", "Net :", "Net:", "socketProgress",
-                                         "socketStartConnect")
-    SIGNAL_RE: ClassVar[tuple[str, ...]] = (r"\.(?:cc|c|h|cu|cpp|hpp):\d+ -> \d+",)
+    SIGNAL: ClassVar[tuple[str, ...]] = ("NCCL WARN", "NCCL ABORT", "Abort COMPLETE",
+                                         "socketProgress", "socketStartConnect")
+    #: the error-return trace, and a transport message without NCCL's prefix (_BARE): at the
+    #: start of the message, not after "NCCL INFO " (healthy "NET/IB : Using ..." lines)
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = (
+        r"\.(?:cc|c|h|cu|cpp|hpp):\d+ -> \d+",
+        r"(?:^|[\]:]|[^O]\s)(?:NET/IB\w*|NET/Socket|Net) ?:")
     CLAIMS: ClassVar[tuple[str, ...]] = ("NCCL",)
 
     def is_open(self) -> bool:

@@ -61,10 +61,12 @@ def global_prefilter(claims: bool = True) -> CompiledPrefilter:
     return _compiled(tuple(s.id for s in EXTRA), claims)
 
 
-def candidates_with_default_noise(lines: pl.Series, default_noise: np.ndarray) -> np.ndarray:
+def candidates_with_default_noise(lines: pl.Series, default_noise: np.ndarray,
+                                  signal: np.ndarray | None = None) -> np.ndarray:
     """Candidates for a dialect whose own rule already calls ``default_noise`` lines NOISE:
-    there only a recogniser's possible events matter; elsewhere its noise claims too."""
-    cand = global_prefilter(claims=False).mask_np(lines)
+    there only a recogniser's possible events matter; elsewhere its noise claims too.
+    ``signal``: the claims-free prefilter's mask, if already computed."""
+    cand = global_prefilter(claims=False).mask_np(lines) if signal is None else signal.copy()
     rest = ~default_noise & ~cand
     if rest.any():
         idx = np.flatnonzero(rest)
@@ -81,6 +83,26 @@ def extra_prefilter(regexes: tuple[str, ...]) -> Prefilter:
 def mask(lines: pl.Series, pattern: str) -> np.ndarray:
     """Boolean numpy mask of ``lines`` matching the Rust-regex ``pattern``."""
     return np.asarray(lines.str.contains(pattern).fill_null(False).to_numpy(), dtype=bool)
+
+
+def masks(lines: pl.Series, patterns: dict[str, str]) -> dict[str, np.ndarray]:
+    """Several ``mask``s in one polars query (evaluated in parallel)."""
+    df = pl.DataFrame({"l": lines}).select(
+        [pl.col("l").str.contains(p).fill_null(False).alias(k) for k, p in patterns.items()])
+    return {k: np.asarray(df.get_column(k).to_numpy(), dtype=bool) for k in patterns}
+
+
+def forward_fill(values: np.ndarray, start: object) -> np.ndarray:
+    """Object array: each empty string replaced by the last non-empty value before it
+    (``start`` before the first)."""
+    has = values != ""
+    idx = np.where(has, np.arange(values.size), -1)
+    np.maximum.accumulate(idx, out=idx)
+    out = np.empty(values.size, dtype=object)
+    out[:] = start
+    ok = idx >= 0
+    out[ok] = values[idx[ok]]
+    return out
 
 
 def blank(lines: pl.Series) -> np.ndarray:

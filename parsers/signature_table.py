@@ -146,6 +146,10 @@ class SignatureMatcher:
     def __init__(self) -> None:
         self.table = (*EXTRA, *builtin())
         self._lower = any(s.ci for s in self.table)
+        lits = sorted({a for s in self.table for a in s.anchors}, key=lambda a: (-len(a), a))
+        #: one search says whether any signature can match (most lines: none)
+        self._any = re.compile("|".join(re.escape(a) for a in lits) or "$^",
+                               re.IGNORECASE if self._lower else 0)
 
     def prefilter(self) -> Prefilter:
         pf = Prefilter()
@@ -154,6 +158,8 @@ class SignatureMatcher:
         return pf
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
+        if self._any.search(text) is None:
+            return None
         low = text.lower() if self._lower else text
         for s in self.table:
             hay = low if s.ci else text

@@ -85,7 +85,8 @@ _C10D_SOCKET = re.compile(
 _BENIGN_ERRNO = ("errno: 97 -", "errno: 99 -")
 _DUMP_SIGNAL = "Received a dump signal due to a collective timeout"
 _KEYWORDS = ("atchdog", "NCCL", "CUDA", "exitcode", "signal", "terminate", "what():", "Error",
-             "socket", "frame #", "torch", "NaN", "Exception", "rror")
+             "socket", "frame #", "torch", "NaN", "Exception", "rror", "data inconsistency",
+             "Terminating the process")
 _FRAME_CPP = re.compile(r"^frame #\d+: ")
 
 
@@ -94,9 +95,17 @@ class TorchDistMatcher:
 
     #: every single line it claims contains one of its keywords (``_KEYWORDS``); tracebacks and
     #: ChildFailedError reports start with one and hold the block open (``is_open``)
-    SIGNAL: ClassVar[tuple[str, ...]] = (*_KEYWORDS, "Traceback (most recent call last)",
-                                         "ChildFailedError")
-    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+    SIGNAL: ClassVar[tuple[str, ...]] = (
+        *(k for k in _KEYWORDS if k != "NCCL"), "Traceback (most recent call last)",
+        "ChildFailedError", "NCCL error", "NCCL communicator", "Some NCCL operations",
+        "ProcessGroupNCCL",
+        "Timeout at NCCL work", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+        "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress",
+        "ncclTimeout")
+    #: c10 / glog prefixed lines it calls noise (keyword "NCCL" without a known error)
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = (
+        r"\[[FEWIV](?:\d{4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]+:\d+\] ",
+        r"(?:^|[\s:\]])[FEWIV]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
 
     def __init__(self, ctx: FileContext | None = None) -> None:
         self.tz = ctx.tz if ctx is not None else UTC
