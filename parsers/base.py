@@ -30,6 +30,7 @@ import polars as pl
 import pyarrow as pa
 
 from parsers.schema import ATTEMPTS, EVENTS
+from parsers.unknown import Forms
 
 EVENT = 0  #: the line produced (or is part of a block that produces) an event or record
 NOISE = 1  #: recognised, carries no reliability signal
@@ -163,6 +164,8 @@ class Accounting:
     irrelevant: int = 0
     unparsed: int = 0
     samples: list[tuple[int, str]] = field(default_factory=list)
+    #: every unparsed line, as masked forms with counts (parsers/unknown.py)
+    unknown: Forms = field(default_factory=Forms)
 
     def note(self, status: int, line_no: int, text: str) -> None:
         self.read += 1
@@ -172,6 +175,7 @@ class Accounting:
             self.irrelevant += 1
         else:
             self.unparsed += 1
+            self.unknown.add_line(text, line_no)
             if len(self.samples) < UNPARSED_SAMPLES_PER_FILE:
                 self.samples.append((line_no, text[:500]))
 
@@ -327,9 +331,13 @@ class LineParser(Parser):
         acct.events += int(c[EVENT])
         acct.irrelevant += int(c[NOISE])
         acct.unparsed += int(c[UNPARSED])
+        if not c[UNPARSED]:
+            return
+        where = np.flatnonzero((st == UNPARSED) & ~skip)
+        acct.unknown.add_chunk(lines.gather(where), pl.Series(where + first, dtype=pl.Int64))
         want = UNPARSED_SAMPLES_PER_FILE - len(acct.samples)
-        if want > 0 and c[UNPARSED]:
-            where = np.flatnonzero((st == UNPARSED) & ~skip)[:want]
+        if want > 0:
+            where = where[:want]
             for i, text in zip(where.tolist(), lines.gather(where).to_list(), strict=True):
                 acct.samples.append((i + first, text[:500]))
 
