@@ -256,7 +256,8 @@ def test_slurmd_interleaved_and_noise() -> None:
         "task 0 died by signal: 9\n"
         "xit_code task 0 died by signal: 9\n"
         "[2026-11-29T19:55:05.472] [5.0] done with job\n"
-        # REAL1 healthy noise, then the memory-limit line (an oom_event, code memory_limit)
+        # REAL1 healthy noise, then the memory-limit line (an oom_event, code memory_limit_hit:
+        # the step touched its limit, which "may or may not result in some failure")
         "[2026-11-29T19:52:36.908] [3.batch] task/cgroup: _memcg_initialize: job: alloc=500MB "
         "mem.limit=500MB memsw.limit=unlimited\n"
         "[2026-11-29T19:52:33.175] slurmd version 22.05.8 started\n"
@@ -268,7 +269,7 @@ def test_slurmd_interleaved_and_noise() -> None:
     assert pick(events) == [
         _row("2026-11-29T19:55:05.466000Z", "task_exit", "3", "signal 9", host="n4", value=9.0),
         _row("2026-11-29T19:55:05.472000Z", "step_end", "5", "0", host="n4"),
-        _row("2026-11-29T19:52:39.712000Z", "oom_event", "5", "memory_limit", host="n4"),
+        _row("2026-11-29T19:52:39.712000Z", "oom_event", "5", "memory_limit_hit", host="n4"),
     ]
     assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (7, 3, 3, 1)
     assert acct.samples == [(3, "xit_code task 0 died by signal: 9")]
