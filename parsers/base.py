@@ -230,9 +230,7 @@ class LineParser(Parser):
 
         With a plan from ``vector_plan`` (see parsers/prefilter.py) only candidate lines go
         through ``parse_line``; without one, every line does."""
-        from parsers import prefilter
-
-        plan = self.vector_plan(lines) if prefilter.enabled() and len(lines) else None
+        plan = self.vector_plan(lines) if len(lines) else None
         if plan is not None:
             self.parse_planned(lines, first_line_no, plan)
             return
@@ -246,7 +244,8 @@ class LineParser(Parser):
 
     # -- the prefiltered path (parsers/prefilter.py) ------------------------------------------
     def vector_plan(self, lines: pl.Series) -> Any:
-        """A ``prefilter.ChunkPlan`` for the chunk, or None to read every line in Python."""
+        """A ``prefilter.ChunkPlan`` for the chunk, or None to read every line in Python
+        (always None when ``prefilter.enabled()`` is false)."""
         return None
 
     def set_context(self, text: str, line_no: int) -> bool:

@@ -50,7 +50,7 @@ from parsers.hf_trainer import TQDM, HfTrainerMatcher
 from parsers.joblog_fast import FastIterations, megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.megatron import MegatronMatcher
-from parsers.message import Fallback, peeled_fields
+from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.nccl import NcclMatcher
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
@@ -265,6 +265,7 @@ class JobLogParser(LineParser):
         status = np.full(len(lines), -1, np.int8)
         status[rows] = EVENT
         plan = self.vector_plan(lines)
+        assert plan is not None
         self.parse_planned(lines, first, plan, status)
         if (fast_ts == _NO_TS).any() and plan.context is not None:
             rest_ctx = np.flatnonzero(plan.context & (status < 0))
@@ -299,16 +300,18 @@ class JobLogParser(LineParser):
             note(self.parse_line(text, i), i, text)
 
     # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
-    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan:
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
         """Candidates: lines with an anchor of any recogniser, except NCCL's healthy INFO
         lines (the bulk of an NCCL_DEBUG=INFO log: NOISE by a vectorised rule unless another
         anchor is in them). The rest: NOISE if blank or an INFO/DEBUG DeepSpeed/HF logger
         line, else UNPARSED. Stamped lines are the context of unstamped ones."""
-        cand = prefilter.global_prefilter().mask_np(lines)
+        if not prefilter.enabled():
+            return None
+        cand = global_prefilter().mask_np(lines)
         nccl = prefilter.mask(lines, _V_NCCL_INFO)
         if nccl.any():
             idx = np.flatnonzero(nccl)
-            cand[idx] = prefilter.global_prefilter(claims=False).mask_np(lines.gather(idx))
+            cand[idx] = global_prefilter(claims=False).mask_np(lines.gather(idx))
         noise = (prefilter.mask(lines, _V_EMPTY) | nccl
                  | prefilter.mask(lines, _V_LEVEL_NOISE))
         return prefilter.ChunkPlan(candidate=cand, noise=noise,

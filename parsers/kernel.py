@@ -37,7 +37,13 @@ from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines, fabric_manager
 from parsers.kernel_pci import PciLines
-from parsers.message import Fallback, KernelMessages, peeled_fields
+from parsers.message import (
+    Fallback,
+    KernelMessages,
+    candidates_with_default_noise,
+    global_prefilter,
+    peeled_fields,
+)
 from parsers.timeutil import TimeError, YearInference, ctime_to_us, parse_iso, syslog_to_us
 
 _RAW = re.compile(r"\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)")
@@ -144,21 +150,23 @@ class KernelLogParser(LineParser):
         return NOISE if r is None else r
 
     # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
-    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan:
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
         """Candidates: lines with an anchor of any recogniser (or a Fabric Manager error).
         Others: NOISE when they have an envelope (another program's line, or a kernel line no
         recogniser claims), or are indented under an earlier enveloped line (a continuation);
         UNPARSED otherwise. Enveloped lines are the context of the next line."""
+        if not prefilter.enabled():
+            return None
         m = prefilter.masks(lines, {
             "env": _V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$", "fm": _FM_ERROR,
             "mon": r"^\s*(?:<\d{1,3}>)?[A-Z][a-z]{2} ",
-            "cand": prefilter.global_prefilter(claims=False).pattern})
+            "cand": global_prefilter(claims=False).pattern})
         env = m["env"]
         indented = m["ws"] & ~env
         before = np.maximum.accumulate(env) if env.size else env
         had = np.concatenate(([self.prev is not None], before[:-1])) if env.size else env
         noise = env | (indented & had) | m["blank"]
-        cand = prefilter.candidates_with_default_noise(lines, noise, m["cand"]) | m["fm"]
+        cand = candidates_with_default_noise(lines, noise, m["cand"]) | m["fm"]
         if not m["mon"].any():  # no year-less stamp in the chunk
             return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env)
         months = prefilter.months(lines, _V_SHORT)

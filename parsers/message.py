@@ -21,9 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import UTC, tzinfo
+from functools import lru_cache
 from typing import Any, ClassVar, Protocol
 
-from parsers.anchors import Prefilter
+import numpy as np
+import polars as pl
+
+from parsers.anchors import CompiledPrefilter, Prefilter
 from parsers.base import EVENT, NOISE, Emit, FileContext
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
@@ -247,3 +251,33 @@ def peeled_fields(p: Any) -> dict[str, Any]:
     if p.rank is not None:
         out["rank"] = p.rank
     return out
+
+
+# -- the prefilter of the whole layer (parsers/prefilter.py) ---------------------------------
+@lru_cache(maxsize=8)
+def _compiled(extra_key: tuple[str, ...], claims: bool) -> CompiledPrefilter:
+    pf = prefilter_of(all_recognisers(), claims=claims)
+    return pf.compiled()
+
+
+def global_prefilter(claims: bool = True) -> CompiledPrefilter:
+    """The prefilter of every recogniser and signature (and ``--rules`` text signatures):
+    with ``claims``, also the lines a recogniser calls noise."""
+    from parsers.signature_table import EXTRA
+
+    return _compiled(tuple(s.id for s in EXTRA), claims)
+
+
+def candidates_with_default_noise(lines: pl.Series, default_noise: np.ndarray,
+                                  signal: np.ndarray | None = None) -> np.ndarray:
+    """Candidates for a dialect whose own rule already calls ``default_noise`` lines NOISE:
+    there only a recogniser's possible events matter; elsewhere its noise claims too.
+    ``signal``: the claims-free prefilter's mask, if already computed."""
+    cand = global_prefilter(claims=False).mask_np(lines) if signal is None else signal.copy()
+    rest = ~default_noise & ~cand
+    if rest.any():
+        idx = np.flatnonzero(rest)
+        cand[idx] = global_prefilter(claims=True).mask_np(lines.gather(idx))
+    return np.asarray(cand, dtype=bool)
+
+

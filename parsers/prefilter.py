@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import polars as pl
 
-from parsers.anchors import CompiledPrefilter, Prefilter
+from parsers.anchors import Prefilter
 
 
 def enabled() -> bool:
@@ -43,35 +42,6 @@ class ChunkPlan:
     context: np.ndarray | None = None  #: bool: lines that carry context (stamp, envelope)
     years: np.ndarray | None = None  #: int: year of each line for year-less stamps (0: none)
     pins: dict[str, np.ndarray] | None = None  #: other per-line state the dialect pins
-
-
-@lru_cache(maxsize=8)
-def _compiled(extra_key: tuple[str, ...], claims: bool) -> CompiledPrefilter:
-    from parsers.message import all_recognisers, prefilter_of
-
-    pf = prefilter_of(all_recognisers(), claims=claims)
-    return pf.compiled()
-
-
-def global_prefilter(claims: bool = True) -> CompiledPrefilter:
-    """The prefilter of every recogniser and signature (and ``--rules`` text signatures):
-    with ``claims``, also the lines a recogniser calls noise."""
-    from parsers.signature_table import EXTRA
-
-    return _compiled(tuple(s.id for s in EXTRA), claims)
-
-
-def candidates_with_default_noise(lines: pl.Series, default_noise: np.ndarray,
-                                  signal: np.ndarray | None = None) -> np.ndarray:
-    """Candidates for a dialect whose own rule already calls ``default_noise`` lines NOISE:
-    there only a recogniser's possible events matter; elsewhere its noise claims too.
-    ``signal``: the claims-free prefilter's mask, if already computed."""
-    cand = global_prefilter(claims=False).mask_np(lines) if signal is None else signal.copy()
-    rest = ~default_noise & ~cand
-    if rest.any():
-        idx = np.flatnonzero(rest)
-        cand[idx] = global_prefilter(claims=True).mask_np(lines.gather(idx))
-    return np.asarray(cand, dtype=bool)
 
 
 def extra_prefilter(regexes: tuple[str, ...]) -> Prefilter:

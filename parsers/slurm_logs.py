@@ -31,7 +31,7 @@ import polars as pl
 
 from parsers import hostlist, prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser, Parser
-from parsers.message import Fallback, peeled_fields
+from parsers.message import Fallback, candidates_with_default_noise, peeled_fields
 from parsers.slurm_common import (
     V_ENVELOPE,
     Envelope,
@@ -102,14 +102,16 @@ class _SlurmLogParser(LineParser):
         self.fallback.finish(self._emitter(Envelope(None, "missing", None, ""), 0, {}))
 
     # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
-    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan:
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
         """Lines with a daemon envelope are NOISE unless an anchor makes them candidates;
         lines without one are UNPARSED unless a recogniser could claim them."""
+        if not prefilter.enabled():
+            return None
         env = prefilter.mask(lines, V_ENVELOPE)
         noise = env | prefilter.blank(lines)
         months = prefilter.months(lines, prefilter.SHORT_MONTH)
         return prefilter.ChunkPlan(
-            candidate=prefilter.candidates_with_default_noise(lines, noise), noise=noise,
+            candidate=candidates_with_default_noise(lines, noise), noise=noise,
             years=self.years.vector(months) if months.any() else None)
 
     def pin_year(self, year: int | None) -> None:

@@ -18,7 +18,7 @@ import polars as pl
 
 from parsers import prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser
-from parsers.message import Fallback, peeled_fields
+from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.prefix import Peeled, peel, strip_ansi
 
 
@@ -83,14 +83,16 @@ class TextParser(LineParser):
         self.fallback.finish(self._emitter(Peeled(), 0))
 
     # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
-    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan:
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
         """Candidates: lines with an anchor of any recogniser; the rest are NOISE if blank,
         else UNPARSED. Stamped lines are the context of the unstamped ones after them."""
+        if not prefilter.enabled():
+            return None
         months = prefilter.months(lines, prefilter.SHORT_MONTH)
         glog = prefilter.glog_months(lines)
         months = np.where(months > 0, months, glog)
         return prefilter.ChunkPlan(
-            candidate=prefilter.global_prefilter().mask_np(lines),
+            candidate=global_prefilter().mask_np(lines),
             noise=prefilter.blank(lines), context=prefilter.mask(lines, prefilter.STAMPED),
             years=self.fallback.years.vector(months))
 
