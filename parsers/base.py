@@ -25,10 +25,12 @@ from datetime import datetime, tzinfo
 from pathlib import PurePath
 from typing import Any, ClassVar, Protocol
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from parsers.schema import ATTEMPTS, EVENTS
+from parsers.unknown import Forms
 
 EVENT = 0  #: the line produced (or is part of a block that produces) an event or record
 NOISE = 1  #: recognised, carries no reliability signal
@@ -162,6 +164,8 @@ class Accounting:
     irrelevant: int = 0
     unparsed: int = 0
     samples: list[tuple[int, str]] = field(default_factory=list)
+    #: every unparsed line, as masked forms with counts (parsers/unknown.py)
+    unknown: Forms = field(default_factory=Forms)
 
     def note(self, status: int, line_no: int, text: str) -> None:
         self.read += 1
@@ -171,6 +175,7 @@ class Accounting:
             self.irrelevant += 1
         else:
             self.unparsed += 1
+            self.unknown.add_line(text, line_no)
             if len(self.samples) < UNPARSED_SAMPLES_PER_FILE:
                 self.samples.append((line_no, text[:500]))
 
@@ -221,7 +226,14 @@ class LineParser(Parser):
 
     def parse_chunk(self, lines: pl.Series, first_line_no: int,
                     prepared: Any = NOT_PREPARED) -> None:
-        """Parse a chunk of lines (newline stripped). ``first_line_no`` is 1-based."""
+        """Parse a chunk of lines (newline stripped). ``first_line_no`` is 1-based.
+
+        With a plan from ``vector_plan`` (see parsers/prefilter.py) only candidate lines go
+        through ``parse_line``; without one, every line does."""
+        plan = self.vector_plan(lines) if len(lines) else None
+        if plan is not None:
+            self.parse_planned(lines, first_line_no, plan)
+            return
         note = self.acct.note
         parse = self.parse_line
         for i, text in enumerate(lines.to_list(), start=first_line_no):
@@ -229,6 +241,104 @@ class LineParser(Parser):
 
     def finish(self) -> None:
         """End of file: flush any open multi-line block."""
+
+    # -- the prefiltered path (parsers/prefilter.py) ------------------------------------------
+    def vector_plan(self, lines: pl.Series) -> Any:
+        """A ``prefilter.ChunkPlan`` for the chunk, or None to read every line in Python
+        (always None when ``prefilter.enabled()`` is false)."""
+        return None
+
+    def set_context(self, text: str, line_no: int) -> bool:
+        """Learn from a line Python does not otherwise read what later lines inherit (its
+        stamp, its envelope), without emitting or accounting anything; False if the line
+        turned out to carry none (the caller then tries the context line before it)."""
+        return True
+
+    def pin_year(self, year: int | None) -> None:
+        """The year the next parsed line's year-less stamp gets (``ChunkPlan.years``)."""
+
+    def pin(self, values: dict[str, Any] | None) -> None:
+        """Other per-line state for the next parsed line (``ChunkPlan.pins``); None: unpin."""
+
+    def is_open(self) -> bool:
+        """A multi-line block is open: the next line must go through ``parse_line``."""
+        return False
+
+    def parse_planned(self, lines: pl.Series, first: int, plan: Any,
+                      status: np.ndarray | None = None) -> np.ndarray:
+        """Candidates (and lines inside open blocks) through ``parse_line``, the rest by the
+        plan; accounts every line of the chunk. ``status`` (int8, -1 = not for this pass)
+        may preset lines another vectorised path took."""
+        n = len(lines)
+        st = np.where(plan.noise, NOISE, UNPARSED).astype(np.int8)
+        skip = np.zeros(n, bool) if status is None else status >= 0
+        if status is not None:
+            st[skip] = status[skip]
+        cand = plan.candidate & ~skip
+        idx = np.flatnonzero(cand)
+        ctx = np.flatnonzero(plan.context) if plan.context is not None else None
+        years = plan.years
+        seen, pos, k = -1, 0, 0
+        while True:
+            if self.is_open() and pos < n and not skip[pos]:
+                i = pos
+            else:
+                while k < idx.size and idx[k] < pos:
+                    k += 1
+                if k == idx.size:
+                    break
+                i = int(idx[k])
+            if ctx is not None and ctx.size:
+                self._context_before(lines, first, plan, ctx, i, seen)
+            self._pin_at(plan, i)
+            st[i] = self.parse_line(str(lines[i]), i + first)
+            seen, pos = i, i + 1
+        if ctx is not None and ctx.size:
+            self._context_before(lines, first, plan, ctx, n, seen)
+        if years is not None:
+            self.pin_year(None)
+        if plan.pins is not None:
+            self.pin(None)
+        self._account(lines, first, st, skip)
+        return st
+
+    def _pin_at(self, plan: Any, i: int) -> None:
+        if plan.years is not None:
+            self.pin_year(int(plan.years[i]) or None)
+        if plan.pins is not None:
+            self.pin({k: v[i] for k, v in plan.pins.items()})
+
+    def _context_before(self, lines: pl.Series, first: int, plan: Any, ctx: np.ndarray,
+                        i: int, seen: int) -> None:
+        """Read the latest context line before ``i`` that Python has not seen (walking back
+        while a candidate context line turns out to carry none)."""
+        j = int(np.searchsorted(ctx, i)) - 1
+        while j >= 0 and ctx[j] > seen:
+            c = int(ctx[j])
+            self._pin_at(plan, c)
+            if self.set_context(str(lines[c]), c + first):
+                return
+            j -= 1
+
+    def _account(self, lines: pl.Series, first: int, st: np.ndarray,
+                 skip: np.ndarray) -> None:
+        """Counts and unparsed samples of the chunk's lines (those of ``skip`` excluded)."""
+        mine = st[~skip] if skip.any() else st
+        c = np.bincount(mine, minlength=3)
+        acct = self.acct
+        acct.read += int(mine.size)
+        acct.events += int(c[EVENT])
+        acct.irrelevant += int(c[NOISE])
+        acct.unparsed += int(c[UNPARSED])
+        if not c[UNPARSED]:
+            return
+        where = np.flatnonzero((st == UNPARSED) & ~skip)
+        acct.unknown.add_chunk(lines.gather(where), pl.Series(where + first, dtype=pl.Int64))
+        want = UNPARSED_SAMPLES_PER_FILE - len(acct.samples)
+        if want > 0:
+            where = where[:want]
+            for i, text in zip(where.tolist(), lines.gather(where).to_list(), strict=True):
+                acct.samples.append((i + first, text[:500]))
 
 
 class DocumentParser(Parser):
@@ -256,3 +366,5 @@ class Matcher(Protocol):
     def match(self, text: str, line_no: int, emit: Emit) -> int | None: ...
 
     def finish(self, emit: Emit) -> None: ...
+
+    def is_open(self) -> bool: ...

@@ -8,9 +8,14 @@ parser strips the envelope (and takes its time); the matcher sees the message:
   ``_report_progress``; old versions ``rank:0 step=...`` via logging.info) -> ``iteration``
   (iteration = step, value null: the line carries no step time).
 * ``epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=..., CurrSamplesPerSec=...``
-  (utils/timer.py ThroughputTimer; old: ``0/20, RunningAvgSamplesPerSec=...``) -> NOISE.
-  Decision: it repeats the step line's progress, and samples/s cannot become ms/iteration
-  without the batch size, so it adds no row.
+  (utils/timer.py ThroughputTimer; old: ``0/20, RunningAvgSamplesPerSec=...``) ->
+  ``progress_rate`` (iteration = global step, or the micro step of the old form: code says
+  which; value = samples/s). Decision: a kind of its own, not ``iteration``: it repeats the
+  step line's progress and the old form counts micro steps, so the decomposition keeps
+  reading ``step=`` lines.
+* Loss-scale overflow (``OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, ...``,
+  ``Grad overflow on iteration N``) -> ``loss_scale_overflow`` (value = the scale tried): a
+  skipped step, progress without a failure.
 * Save: ``[Torch] Checkpoint global_step100 is about to be saved!`` (newer) / ``... is begin to
   save!`` (older, checkpoint_engine ``create``) and ``Saving model checkpoint: <path>``
   (engine ``_save_checkpoint``, the only start marker before the checkpoint engine existed)
@@ -21,23 +26,29 @@ parser strips the envelope (and takes its time); the matcher sees the message:
 * Load: ``[Torch] Loading checkpoint from <path>...`` (newest: ``[Torch] Begin Load checkpoint
   from <path>...``) -> ``ckpt_load`` (one per file read).
 * iteration comes from ``global_stepN`` in the tag or path (DeepSpeed's default tag), else null.
-* Loss-scale overflow messages, ``[Torch] Saving/Saved/Loaded`` per-file lines and activation
-  checkpointing info are NOISE.
+* ``[Torch] Saving/Saved/Loaded`` per-file lines and activation checkpointing info are NOISE.
 """
 
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from parsers.base import EVENT, NOISE, Emit
 
 _STEP = re.compile(r"^(?:\[Rank (-?\d+)\] |rank:(\d+) )step=(\d+), skipped=\d+")
 _GLOBAL_STEP = re.compile(r"global_step(\d+)")
 _RANK = re.compile(r"^\[Rank (-?\d+)\] ")
+#: utils/timer.py ThroughputTimer: ``epoch=0/micro_step=40/global_step=10, RunningAvg...``
+#: (0.7+) and ``0/20, RunningAvgSamplesPerSec=`` / ``0/20, SamplesPerSec=`` (older)
+_RATE = re.compile(r"(?:epoch=\d+/micro_step=(\d+)/global_step=(\d+)|^(\d+)/(\d+)), "
+                   r"(?:RunningAvg)?SamplesPerSec=([0-9.]+)")
+#: loss scaler (runtime/fp16/loss_scaler.py, zero/stage_1_and_2.py, stage3.py)
+_OVERFLOW = ("OVERFLOW! Rank", "Overflow detected. Skipping step", "Grad overflow on iteration")
+_OVERFLOW_SCALE = re.compile(r"Attempted loss scale: ([0-9.e+]+)")
 _NOISE_HINTS = (
-    "RunningAvgSamplesPerSec=", "[Torch] Saving ", "[Torch] Saved ", "[Torch] Loaded checkpoint",
+    "[Torch] Saving ", "[Torch] Saved ", "[Torch] Loaded checkpoint",
     "[Torch] End Load checkpoint",
-    "Overflow detected. Skipping step.", "OVERFLOW! Rank", "Grad overflow on iteration",
     "Reducing dynamic loss scale from", "Activation Checkpointing Information",
     "----Partition Activations", "----contiguous Memory Checkpointing",
     "----Synchronization", "----Profiling time in checkpointing",
@@ -46,6 +57,13 @@ _NOISE_HINTS = (
 
 class DeepSpeedMatcher:
     """Recognises DeepSpeed engine lines (see module docstring)."""
+
+    SIGNAL: ClassVar[tuple[str, ...]] = (
+        "step=", "SamplesPerSec=", "heckpoint", *_OVERFLOW, *_NOISE_HINTS)
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+
+    def is_open(self) -> bool:
+        return False
 
     format = "deepspeed"
 
@@ -59,6 +77,19 @@ class DeepSpeedMatcher:
                 rank = int(r) if r is not None and int(r) >= 0 else None
                 emit(kind="iteration", iteration=int(m.group(3)), rank=rank, format=self.format)
                 return EVENT
+        if "SamplesPerSec=" in s:
+            t = _RATE.search(s)
+            if t is not None:
+                gs, old = t.group(2), t.group(4)
+                emit(kind="progress_rate", iteration=int(gs or old),
+                     code="global_step" if gs else "micro_step", value=float(t.group(5)),
+                     format=self.format)
+                return EVENT
+        if any(o in s for o in _OVERFLOW):
+            sc = _OVERFLOW_SCALE.search(s)
+            emit(kind="loss_scale_overflow", value=float(sc.group(1)) if sc else None,
+                 format=self.format)
+            return EVENT
         if "heckpoint" in s:
             r2 = self._checkpoint(s, emit)
             if r2 is not None:

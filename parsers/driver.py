@@ -27,6 +27,7 @@ from parsers.reader import (
     read_head,
 )
 from parsers.schema import ATTEMPTS, EVENTS
+from parsers.text import TextParser
 
 BatchFn = Callable[[pa.RecordBatch], None]
 
@@ -118,12 +119,15 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
     PROGRESS batches (progress_batch.py) to ``on_progress`` if given, else expanded to EVENTS
     and passed to ``on_events``."""
     head = read_head(f.path)
+    note: str | None = None
     if source is None:
         if b"\x00" in head[:4096]:
             return _unparsed_file(f, "unknown", "binary file (NUL bytes); not a log")
         cls, _score = registry.detect(decode(head), f.display)
-        if cls is None:
-            return _unparsed_file(f, "unknown", "format not recognised; name it with --source")
+        if cls is None:  # no known layout: the prefix and message layers on every line
+            cls = TextParser
+            note = "no known layout; read as text (every signature tried); name a source " \
+                   "with --source if it is one"
     elif isinstance(source, str):
         cls = registry.get(source)
     else:
@@ -148,7 +152,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         _drain(parser, on_events, on_records, on_progress)
     parser.finish()
     _drain(parser, on_events, on_records, on_progress)
-    return FileResult(f.display, cls.name, "line", parser.acct, nbytes)
+    return FileResult(f.display, cls.name, "line", parser.acct, nbytes, note)
 
 
 def parse_text(cls: type[Parser], text: str, path: str = "test.log", *, tz: tzinfo = UTC,

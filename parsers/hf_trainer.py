@@ -6,8 +6,7 @@ transformers' ``Trainer`` (src/transformers/trainer.py, trainer_callback.py) pri
   ``{'loss': 2.3456, 'grad_norm': 1.23, 'learning_rate': 4.5e-05, 'epoch': 0.12}`` ->
   ``hf_log`` (value = loss; the dict has no step, so iteration is null); the final
   ``{'train_runtime': 1234.5, 'train_samples_per_second': ..., 'train_loss': ..., 'epoch': 3.0}``
-  -> ``train_end`` (code ``train_runtime``, value = train_runtime seconds); eval dicts
-  (``{'eval_loss': ...}``) -> NOISE.
+  -> ``train_end`` (code ``train_runtime``, value = train_runtime seconds).
 * ``Saving model checkpoint to out/checkpoint-500`` (logger.info) -> ``ckpt_save_start``
   (iteration from ``checkpoint-N``; newer versions may save to ``tmp-checkpoint-xxxx`` first:
   iteration null).
@@ -16,15 +15,20 @@ transformers' ``Trainer`` (src/transformers/trainer.py, trainer_callback.py) pri
   ``completed``).
 * ``***** Running training *****`` and its ``  Num examples = ...`` lines, ``***** Running
   Evaluation *****``, files written inside a checkpoint -> NOISE.
-* tqdm bars (``  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]``) -> NOISE. Decision: the
-  Trainer's training and evaluation bars are both description-less and carry no timestamp,
-  so a bar update can be neither attributed to training nor timed; tqdm redraws with ``\\r``
-  and the job-log parser splits such lines and judges each update.
+* tqdm bars (``  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]``, tqdm/std.py
+  ``format_meter``; Lightning and NeMo put ``Epoch 3: `` before them) -> ``progress_bar``
+  (iteration = n, value = total, code = the bar's description). Decision: a kind of its own,
+  not ``iteration``: the Trainer's training and evaluation bars are both description-less and
+  carry no timestamp, so the decomposition does not read them. tqdm redraws with ``\\r`` and
+  the job-log parser splits such lines and judges each update.
+* ``Model weights saved in <dir>/checkpoint-N/...`` -> ``ckpt_save_end`` (code ``weights``);
+  eval dicts (``{'eval_loss': ...}``) -> ``eval``.
 """
 
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from parsers.base import EVENT, NOISE, Emit
 
@@ -33,6 +37,10 @@ _LOSS = re.compile(r"^\{'loss': " + _NUM)
 _RUNTIME = re.compile(r"^\{'train_runtime': " + _NUM)
 _CKPT_STEP = re.compile(r"checkpoint-(\d+)")
 _CONTINUE = re.compile(r"^\s*Continuing training from global step (\d+)")
+_EVAL = re.compile(r"^\{'eval_(?:loss|runtime|[a-z_]+)': " + _NUM)
+#: tqdm's format_meter (tqdm/std.py): ``[desc: ]NN%|bar| n/total [elapsed<remaining, rate]``
+TQDM_FIELDS = re.compile(r"(?:^|\s|:)(\d{1,3})%\|[^|]*\|\s*(\d+(?:\.\d+)?)([kMGT]?)/"
+                         r"(\d+(?:\.\d+)?)[kMGT]? \[")
 TQDM = re.compile(r"^(?:[^|]*?: ?)?\s*\d{1,3}%\|[^|]*\|\s*[\d.]+[kMGT]?/[\d.]+[kMGT]? \[")
 _NOISE_STARTS = (
     "***** Running ", "  Num examples = ", "  Num Epochs = ", "  Instantaneous batch size",
@@ -41,8 +49,17 @@ _NOISE_STARTS = (
     "  Will skip the first ", "Configuration saved in ", "Model weights saved in ",
     "tokenizer config file saved in ", "Special tokens file saved in ",
     "Deleting older checkpoint [", "chat template saved in ", "Generation config file saved in ",
-    "{'eval_", "Saving model checkpoint to ", "Training completed.",
+    "Saving model checkpoint to ", "Training completed.",
 )
+
+
+_SCALE = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def _bar_desc(text: str, end: int) -> str | None:
+    """A bar's description (``Epoch 3``, ``Validation DataLoader 0``), if it has one."""
+    d = text[:end].strip().rstrip(":").strip()
+    return d[:80] or None
 
 
 def _float(s: str) -> float | None:
@@ -54,6 +71,15 @@ def _float(s: str) -> float | None:
 
 class HfTrainerMatcher:
     """Recognises Hugging Face Trainer lines (see module docstring)."""
+
+    SIGNAL: ClassVar[tuple[str, ...]] = (
+        "{'loss': ", "{'train_runtime': ", "{'eval_", "Saving model checkpoint to ",
+        "Model weights saved in ", "Training completed.", "Continuing training from",
+        "%|", *(p.strip() for p in _NOISE_STARTS))
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+
+    def is_open(self) -> bool:
+        return False
 
     format = "hf_trainer"
 
@@ -70,9 +96,18 @@ class HfTrainerMatcher:
                 emit(kind="train_end", code="train_runtime", value=_float(m.group(1)),
                      format=self.format)
                 return EVENT
+            m = _EVAL.match(text)
+            if m is not None:
+                emit(kind="eval", value=_float(m.group(1)), format=self.format)
+                return EVENT
         if text.startswith("Saving model checkpoint to "):
             g = _CKPT_STEP.search(text)
             emit(kind="ckpt_save_start", iteration=int(g.group(1)) if g else None,
+                 format=self.format)
+            return EVENT
+        if text.startswith("Model weights saved in "):
+            g = _CKPT_STEP.search(text)
+            emit(kind="ckpt_save_end", code="weights", iteration=int(g.group(1)) if g else None,
                  format=self.format)
             return EVENT
         if text.startswith("Training completed."):
@@ -85,8 +120,13 @@ class HfTrainerMatcher:
                 return EVENT
         if text.startswith(_NOISE_STARTS):
             return NOISE
-        if "%|" in text and TQDM.match(text):
-            return NOISE
+        if "%|" in text:
+            t = TQDM_FIELDS.search(text)
+            if t is not None:
+                n = float(t.group(2)) * _SCALE.get(t.group(3), 1)
+                emit(kind="progress_bar", iteration=int(n), value=float(t.group(4)),
+                     code=_bar_desc(text, t.start()), format="tqdm")
+                return EVENT
         return None
 
     def finish(self, emit: Emit) -> None:

@@ -34,12 +34,13 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 
-from parsers import progress_batch
+from parsers import prefilter, progress_batch
 from parsers.base import (
     EVENT,
     NOISE,
     NOT_PREPARED,
     UNPARSED,
+    Emit,
     FileContext,
     LineParser,
     Matcher,
@@ -49,6 +50,7 @@ from parsers.hf_trainer import TQDM, HfTrainerMatcher
 from parsers.joblog_fast import FastIterations, megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.megatron import MegatronMatcher
+from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.nccl import NcclMatcher
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
@@ -84,6 +86,9 @@ class JobLogParser(LineParser):
         #: matcher first: they are NCCL's (no other matcher claims one), and common in a job
         #: log with NCCL_DEBUG=INFO, where the other matchers spent ~10 us a line saying no
         self._nccl_first: list[Matcher] = [self.nccl, *self.matchers[:-1]]
+        self.fallback = Fallback(ctx, skip=(MegatronMatcher, DeepSpeedMatcher,
+                                            HfTrainerMatcher, SlurmStepMatcher,
+                                            TorchDistMatcher, NcclMatcher))
         self._pre = Prefix()
         hf = self.host_fields(None)
         self._path_host, self._path_host_from = hf["host"], hf["host_from"]
@@ -123,7 +128,9 @@ class JobLogParser(LineParser):
             f["ts"], f["ts_flag"] = fb, fbf or "assumed_tz"
         else:
             f["ts"], f["ts_flag"] = self._ts, self._flag
-        if "host" in f:
+        if f.get("host") == "":  # a row about no particular host (a Slurm job start)
+            f["host"], f["host_from"] = None, "unknown"
+        elif "host" in f:
             f.setdefault("host_from", "line")
         else:
             f["host"], f["host_from"] = self._path_host, self._path_host_from
@@ -195,6 +202,13 @@ class JobLogParser(LineParser):
             # execution, so they get no inherited time ('missing') until a new stamp
             self._execution_ended = False
             self._last_ts, self._last_line = None, line_no
+        if status != EVENT and not self._emitted:
+            # what the job-output matchers leave (or call noise): every other recogniser,
+            # after the prefix layer has peeled wrappers this dialect does not know (dmesg,
+            # syslog, Ray, glog)
+            other = self.fallback.peeled(msg, line_no, self._peeled_emit)
+            if other is not None and (status is None or other == EVENT):
+                status = other
         if status is None:
             if self._emitted:
                 return EVENT
@@ -205,6 +219,16 @@ class JobLogParser(LineParser):
         """End of file: let multi-line matchers flush their open blocks."""
         for m in self.matchers:
             m.finish(self.emit)
+        self.fallback.finish(self.emit)
+
+    def _peeled_emit(self, p: Any) -> Emit:
+        """``emit`` with what the prefix layer read (its stamp, host, uptime) on top."""
+        extra = peeled_fields(p)
+
+        def emit(**fields: Any) -> None:
+            self.emit(**{**extra, **{k: v for k, v in fields.items() if v is not None}})
+
+        return emit
 
     # -- per chunk --------------------------------------------------------------------------
     def prepare(self, lines: pl.Series) -> FastIterations | None:
@@ -213,7 +237,8 @@ class JobLogParser(LineParser):
 
     def parse_chunk(self, lines: pl.Series, first_line_no: int,
                     prepared: Any = NOT_PREPARED) -> None:
-        """Megatron iteration lines vectorised, every other line per line, in order."""
+        """Megatron iteration lines vectorised; of the others, the candidates of the prefilter
+        (parsers/prefilter.py) per line, in order, the rest by the vectorised rule."""
         self._own = []
         fast = self.prepare(lines) if prepared is NOT_PREPARED else prepared
         if fast is None or len(fast.rows) == 0:
@@ -225,6 +250,32 @@ class JobLogParser(LineParser):
             return
         rows = fast.rows[keep]
         fast_ts, fast_flag, fast_rank = fast_ts[keep], fast_flag[keep], fast_rank[keep]
+        start_state = (self._last_line, self._last_ts)
+        if prefilter.enabled():
+            self._planned_rest(lines, first_line_no, rows, fast_ts)
+        else:
+            self._every_rest(lines, first_line_no, rows, fast_ts)
+        self._add_fast_frame(fast, keep, rows, fast_ts, fast_flag, fast_rank, first_line_no,
+                             start_state)
+
+    def _planned_rest(self, lines: pl.Series, first: int, rows: np.ndarray,
+                      fast_ts: np.ndarray) -> None:
+        """The lines the fast path left, through the prefilter; stamped lines are context,
+        and all of them are read when a fast row has no stamp of its own to inherit one."""
+        status = np.full(len(lines), -1, np.int8)
+        status[rows] = EVENT
+        plan = self.vector_plan(lines)
+        assert plan is not None
+        self.parse_planned(lines, first, plan, status)
+        if (fast_ts == _NO_TS).any() and plan.context is not None:
+            rest_ctx = np.flatnonzero(plan.context & (status < 0))
+            for i, text in zip(rest_ctx.tolist(), lines.gather(rest_ctx).to_list(),
+                               strict=True):
+                self.set_context(text, i + first)
+
+    def _every_rest(self, lines: pl.Series, first_line_no: int, rows: np.ndarray,
+                    fast_ts: np.ndarray) -> None:
+        """The lines the fast path left, every one per line (the prefilter switched off)."""
         n = len(lines)
         taken = np.zeros(n, bool)
         taken[rows] = True
@@ -239,7 +290,6 @@ class JobLogParser(LineParser):
         else:  # no vectorised row has a stamp of its own (Megatron before timestamps)
             prev_line = np.full(rest.size, -1, np.int64)
             prev_ts = np.zeros(rest.size, np.int64)
-        start_state = (self._last_line, self._last_ts)
         note = self.acct.note
         texts = lines.gather(rest).to_list() if rest.size else []
         for j, text in enumerate(texts):
@@ -248,8 +298,38 @@ class JobLogParser(LineParser):
                 self._last_line, self._last_ts = pl_, int(prev_ts[j])
             i = int(rest[j]) + first_line_no
             note(self.parse_line(text, i), i, text)
-        self._add_fast_frame(fast, keep, rows, fast_ts, fast_flag, fast_rank, first_line_no,
-                             start_state)
+
+    # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
+        """Candidates: lines with an anchor of any recogniser, except NCCL's healthy INFO
+        lines (the bulk of an NCCL_DEBUG=INFO log: NOISE by a vectorised rule unless another
+        anchor is in them). The rest: NOISE if blank or an INFO/DEBUG DeepSpeed/HF logger
+        line, else UNPARSED. Stamped lines are the context of unstamped ones."""
+        if not prefilter.enabled():
+            return None
+        cand = global_prefilter().mask_np(lines)
+        nccl = prefilter.mask(lines, _V_NCCL_INFO)
+        if nccl.any():
+            idx = np.flatnonzero(nccl)
+            cand[idx] = global_prefilter(claims=False).mask_np(lines.gather(idx))
+        noise = (prefilter.mask(lines, _V_EMPTY) | nccl
+                 | prefilter.mask(lines, _V_LEVEL_NOISE))
+        return prefilter.ChunkPlan(candidate=cand, noise=noise,
+                                   context=prefilter.mask(lines, _V_STAMPED))
+
+    def set_context(self, text: str, line_no: int) -> bool:
+        """The stamp a line Python does not otherwise read leaves for later lines."""
+        found = False
+        for part in text.split("\r") if "\r" in text else (text,):
+            p = split_prefix(_strip_ansi(part), self.ctx.tz, self._pre)
+            if p.ts is not None and p.flag is not None:
+                self._last_ts, self._last_line = p.ts, line_no
+                self._own.append((line_no, p.ts))
+                found = True
+        return found
+
+    def is_open(self) -> bool:
+        return any(m.is_open() for m in self.matchers) or self.fallback.is_open()
 
     def _fast_prefix(self, lines: pl.Series, fast: Any
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -355,6 +435,28 @@ class JobLogParser(LineParser):
 
 
 _NO_TS = np.iinfo(np.int64).min
+
+# The job-output prefixes split_prefix peels, as one vectorised (Rust regex) test:
+_V_PREFIX = (r"(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?"
+             r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?| )"
+             r"| *\d{1,7}: |\[(?:default|rank)\d{1,7}\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?"
+             r"| *\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?\] ?"
+             r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]\s]+\] "
+             r"|\[[A-Z]+\|[^\]\s]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> "
+             r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
+             r"|\((?:[A-Za-z_][\w.]*(?: pid=(?:\d+|None))?|pid=\d+)(?:, ip=[\d.:a-fA-F]+)?\) )")
+#: NCCL's debug INFO/TRACE/CALL lines after those prefixes (NcclMatcher: NOISE unless they
+#: carry one of its signal anchors, which keep them candidates)
+_V_NCCL_INFO = (r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*"
+                r"[^\s:\[\]]+(?::\d+:\d+)? (?:\[\d+\] )?(?:\d+\.\d+ )?"
+                r"(?:\S+:\d+(?: \([^)\s]*\))? )?NCCL (?:INFO|TRACE|CALL)\b")
+#: a DeepSpeed / HF logger envelope at level INFO or DEBUG (joblog: NOISE when unclaimed)
+_V_LEVEL_NOISE = (r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*"
+                  r"(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[(?:INFO|DEBUG)\] \[[^\]\s]+\] "
+                  r"|\[(?:INFO|DEBUG)\|[^\]\s]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> )")
+_V_STAMPED = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d"
+#: nothing left after the prefixes (a bare ``[default2]:``, an srun label alone): NOISE
+_V_EMPTY = r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*\s*$"
 
 
 def _strip_ansi(part: str) -> str:

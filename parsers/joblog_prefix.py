@@ -37,6 +37,14 @@ _ISO = re.compile(
 )
 _SRUN_LABEL = re.compile(r" *(\d{1,7}): ")
 _TORCHRUN = re.compile(r"\[(?:default|rank)(\d{1,7})\]: ?")
+#: Open MPI ``mpirun --tag-output``: ``[jobid,rank]<stdout>:`` (orte/mca/iof)
+MPIRUN_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>: ?")
+#: Ray's worker prefix (ray/_private/log_monitor.py): ``(RayWorker pid=1234) ``,
+#: ``(pid=1234, ip=10.0.0.1) ``, ``(TrainTrainable pid=None) ``
+RAY = re.compile(r"\((?:[A-Za-z_][\w.]*(?: pid=(?:\d+|None))?|pid=\d+)"
+                 r"(?:, ip=[\d.:a-fA-F]+)?\) ")
+#: pdsh / DeepSpeed's multi-node runner: ``worker-0: `` (the host name, ending in a digit)
+PDSH = re.compile(r"(?!(?:slurmstepd|srun|sbatch|salloc|slurmd|slurmctld)\b)[a-z][a-z0-9.\-]*\d: ")
 _DEEPSPEED = re.compile(
     r"\[((\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d),(\d{3}))\] \[([A-Z]+)\] \[[^\]\s]+\] ")
 _HF = re.compile(
@@ -109,7 +117,7 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
                 continue
             break
         if c == "[":
-            m = _TORCHRUN.match(text, pos)
+            m = _TORCHRUN.match(text, pos) or MPIRUN_TAG.match(text, pos)
             if m is not None:
                 if out.rank is None:
                     out.rank = int(m.group(1))
@@ -135,6 +143,16 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
             break
         if c.isupper():
             m = _PYLOG.match(text, pos)
+            if m is not None:
+                pos = m.end()
+                continue
+        if c == "(":
+            m = RAY.match(text, pos)
+            if m is not None:
+                pos = m.end()
+                continue
+        if c.islower() and pos == 0:
+            m = PDSH.match(text, pos)
             if m is not None:
                 pos = m.end()
                 continue

@@ -26,13 +26,24 @@ Hosts ``localhost``, ``(none)`` and ``-`` count as no host (the path's host is u
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from parsers.base import NOISE, UNPARSED, FileContext, LineParser
+import numpy as np
+import polars as pl
+
+from parsers import prefilter
+from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines, fabric_manager
 from parsers.kernel_pci import PciLines
+from parsers.message import (
+    Fallback,
+    KernelMessages,
+    candidates_with_default_noise,
+    global_prefilter,
+    peeled_fields,
+)
 from parsers.timeutil import TimeError, YearInference, ctime_to_us, parse_iso, syslog_to_us
 
 _RAW = re.compile(r"\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)")
@@ -45,6 +56,18 @@ _PRI = re.compile(r"<(\d{1,3})>")
 _R5424 = re.compile(r"1 (\S+) (\S+) (\S+) (\S+) (\S+) (-|(?:\[.*?\])+) ?(.*)")
 _UPTIME = re.compile(r"\[\s*(\d+\.\d+)\] ?(.*)")
 _NO_HOST = {"localhost", "(none)", "-"}
+# The envelopes as vectorised (Rust regex) tests, mirroring _envelope for the prefilter path:
+_V_MON = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_V_TAG = r"(?:[^\s:\[\]]+ )?[^\s:\[\]]+(?:\[\d+\])?:"
+_V_SHORT = (r"^\s*(?:<\d{1,3}>)?(" + _V_MON + r") (?: \d|\d\d) \d\d:\d\d:\d\d(?:\.\d{1,6})? "
+            + _V_TAG)
+_V_ENVELOPE = (r"^\s*(?:\[\s*\d+\.\d+\]|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) " + _V_MON
+               + r" [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
+               r"|(?:<\d{1,3}>)?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d) "
+               r"|<\d{1,3}>1 \S+ \S+ \S+ \S+ \S+ (?:-|\[)"
+               r"|(?:<\d{1,3}>)?" + _V_MON + r" (?: \d|\d\d) \d\d:\d\d:\d\d(?:\.\d{1,6})? " + _V_TAG
+               + ")")
+_FM_ERROR = r"nv-fabricmanager.*(?:\[ERROR\]|failed with error)"
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
@@ -68,6 +91,8 @@ class KernelLogParser(LineParser):
         self.nv = NvidiaLines()
         self.pci = PciLines()
         self.host = HostLines()
+        self.fallback = Fallback(ctx, skip=(KernelMessages,))
+        self._pinned_fmt: object = None
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -105,8 +130,9 @@ class KernelLogParser(LineParser):
             parsed = self._envelope(text, first, line_no)
         except (TimeError, ValueError, IndexError):
             return UNPARSED
-        if parsed is None:
-            return UNPARSED
+        if parsed is None:  # no envelope: a pasted or foreign line; the prefix layer decides
+            r = self.fallback.raw(text, line_no, self._peeled_emit(line_no))
+            return UNPARSED if r is None else r
         env, program, msg = parsed
         self.env = self.prev = env
         if program is None or program == "kernel":
@@ -120,11 +146,77 @@ class KernelLogParser(LineParser):
         self.prev_kernel = False
         if program.startswith("nv-fabricmanager"):
             return fabric_manager(msg, self._emit)
-        return NOISE
+        r = self.fallback.peeled(msg, line_no, self._peeled_fields)
+        return NOISE if r is None else r
+
+    # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
+        """Candidates: lines with an anchor of any recogniser (or a Fabric Manager error).
+        Others: NOISE when they have an envelope (another program's line, or a kernel line no
+        recogniser claims), or are indented under an earlier enveloped line (a continuation);
+        UNPARSED otherwise. Enveloped lines are the context of the next line."""
+        if not prefilter.enabled():
+            return None
+        m = prefilter.masks(lines, {
+            "env": _V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$", "fm": _FM_ERROR,
+            "mon": r"^\s*(?:<\d{1,3}>)?[A-Z][a-z]{2} ",
+            "cand": global_prefilter(claims=False).pattern})
+        env = m["env"]
+        indented = m["ws"] & ~env
+        before = np.maximum.accumulate(env) if env.size else env
+        had = np.concatenate(([self.prev is not None], before[:-1])) if env.size else env
+        noise = env | (indented & had) | m["blank"]
+        cand = candidates_with_default_noise(lines, noise, m["cand"]) | m["fm"]
+        if not m["mon"].any():  # no year-less stamp in the chunk
+            return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env)
+        months = prefilter.months(lines, _V_SHORT)
+        return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env,
+                                   years=self.years.vector(months),
+                                   pins={"short_fmt": self._short_fmts(_fmt_hints(lines,
+                                                                                  months > 0))})
+
+    def _short_fmts(self, hint: np.ndarray) -> np.ndarray:
+        """The ``Mon DD`` variant each line gets (``_short_fmt``'s rule, forward-filled)."""
+        out = prefilter.forward_fill(hint, self.short_fmt)
+        if out.size:
+            self.short_fmt = str(out[-1])
+        return out
+
+    def set_context(self, text: str, line_no: int) -> bool:
+        """The envelope of a line Python does not otherwise read (for a continuation)."""
+        try:
+            stripped = text.lstrip()
+            parsed = self._envelope(stripped, stripped[:1], line_no)
+        except (TimeError, ValueError, IndexError):
+            return False
+        if parsed is None:
+            return False
+        env, program, msg = parsed
+        m = _UPTIME.match(msg) if program is None or program == "kernel" else None
+        if m and env.uptime_s is None:
+            env = Env(env.ts, env.ts_flag, float(m.group(1)), env.host, env.fmt, line_no)
+        self.prev = env
+        self.prev_kernel = program is None or program == "kernel"
+        return True
+
+    def pin_year(self, year: int | None) -> None:
+        self.years.pinned = year
+
+    def pin(self, values: dict[str, Any] | None) -> None:
+        self._pinned_fmt = None if values is None else values.get("short_fmt")
+
+    def is_open(self) -> bool:
+        nv, pci = self.nv, self.pci
+        return bool(nv.gsp_open or nv.lost_pending or nv.sxid_last or pci.aer_open
+                    or pci.mce_open or pci.mlx5_health_open or self.host.oom_job
+                    or self.fallback.is_open())
 
     def finish(self) -> None:
-        """Flush an AER header still waiting for its detail lines."""
+        """Flush an AER header still waiting for its detail lines, and open blocks of the
+        other recognisers."""
         self.pci.flush(self._emit)
+        if self.env is not None:
+            self.fallback.finish(self._fields_emit)
 
     # -- envelopes ---------------------------------------------------------------------
 
@@ -134,8 +226,9 @@ class KernelLogParser(LineParser):
         stripped = text.lstrip()
         if self._envelope_probe(stripped):
             return None
-        if self.prev is None:
-            return UNPARSED
+        if self.prev is None:  # nothing to continue: a pasted, indented line
+            r = self.fallback.raw(text, line_no, self._peeled_emit(line_no))
+            return UNPARSED if r is None else r
         p = self.prev
         flag = "inherited" if p.ts is not None else p.ts_flag
         self.env = Env(p.ts, flag, p.uptime_s, p.host, p.fmt, line_no)
@@ -206,6 +299,8 @@ class KernelLogParser(LineParser):
 
     def _short_fmt(self, day: str, frac: str | None, pri: bool, msg: str) -> str:
         """Variant of a ``Mon DD HH:MM:SS`` envelope (see module docstring)."""
+        if self._pinned_fmt is not None:
+            return str(self._pinned_fmt)
         if pri or day[0] == " " or _UPTIME.match(msg):
             self.short_fmt = "syslog-rfc3164"
         elif frac:
@@ -230,19 +325,52 @@ class KernelLogParser(LineParser):
     def _kernel(self, body: str, line_no: int) -> int:
         """Dispatch a kernel message on cheap substring checks, then the regexes."""
         emit = self._emit
+        r: int | None = None
         if "NVRM" in body or "SXid" in body:
             r = self.nv.match(body, line_no, emit)
-            if r is not None:
-                return r
-        self.nv.other_line()
-        assert self.env is not None
-        r = self.pci.match(body, emit, self.env)
-        if r is not None:
+        if r is None:
+            self.nv.other_line()
+            assert self.env is not None
+            r = self.pci.match(body, emit, self.env)
+        if r is None:
+            r = self.host.match(body, emit)
+        if r == EVENT:
             return r
-        r = self.host.match(body, emit)
-        if r is not None:
-            return r
-        return NOISE
+        # NOISE from the kernel's own recognisers is not final: a signature may know the line
+        r2 = self.fallback.peeled(body, line_no, self._peeled_fields)
+        if r2 == EVENT:
+            return EVENT
+        return UNPARSED if r == UNPARSED else NOISE
+
+    def _fields_emit(self, **fields: Any) -> None:
+        """Rows of the message layer's other recognisers, on the current line's envelope."""
+        e = self.env
+        assert e is not None
+        f = {k: v for k, v in fields.items() if v is not None}
+        for k in ("ts_fallback", "ts_fallback_flag"):
+            f.pop(k, None)
+        host = f.pop("host", None)
+        row: dict[str, Any] = {"ts": e.ts, "ts_flag": e.ts_flag, "uptime_s": e.uptime_s,
+                               "format": e.fmt, "line_no": e.line_no,
+                               **(self.host_fields(e.host) if host is None else
+                                  {"host": host or None,
+                                   "host_from": "line" if host else "unknown"}), **f}
+        self.events.add(**row)
+
+    def _peeled_fields(self, p: Any) -> Any:
+        """``_fields_emit`` with what the prefix layer read inside the message on top."""
+        extra = peeled_fields(p)
+
+        def emit(**fields: Any) -> None:
+            self._fields_emit(**{**extra, **fields})
+        return emit
+
+    def _peeled_emit(self, line_no: int) -> Any:
+        def make(p: Any) -> Any:
+            self.env = Env(p.ts, p.flag or ("uptime" if p.uptime_s is not None else "missing"),
+                           p.uptime_s, p.host, p.fmt or "text", line_no)
+            return self._fields_emit
+        return make
 
     def _emit(self, kind: str, message: str, *, code: str | None = None,
               device: str | None = None, value: float | None = None,
@@ -253,6 +381,21 @@ class KernelLogParser(LineParser):
                         **self.host_fields(e.host), format=e.fmt, kind=kind, code=code,
                         device=device, value=value, message=message, job_id=job_id,
                         line_no=e.line_no)
+
+
+def _fmt_hints(lines: pl.Series, short: np.ndarray) -> np.ndarray:
+    """The variant each ``Mon DD`` line decides by itself ("" where it keeps the file's
+    current one), as ``_short_fmt`` decides it."""
+    rfc = (prefilter.mask(lines, r"^\s*<\d{1,3}>")
+           | prefilter.mask(lines, r"^\s*[A-Z][a-z]{2}  \d ")
+           | prefilter.mask(lines, _V_SHORT + r" ?\[\s*\d+\.\d+\]"))
+    frac = prefilter.mask(lines, r"^\s*[A-Z][a-z]{2} (?: \d|\d\d) \d\d:\d\d:\d\d\.")
+    zero = prefilter.mask(lines, r"^\s*[A-Z][a-z]{2} 0")
+    out = np.full(short.size, "", dtype=object)
+    out[short & zero] = "journal-short"
+    out[short & frac] = "journal-short-precise"
+    out[short & rfc] = "syslog-rfc3164"
+    return out
 
 
 def _host(h: str | None) -> str | None:

@@ -20,6 +20,13 @@ Formats:
   this service will wait for recovery to complete`` (ptlrpc import.c).
 * ``nfs: server nfs01 not responding, still trying`` / ``timed out`` (net/sunrpc/clnt.c).
 * ``nvme nvme0: I/O 258 (I/O Cmd) QID 4 timeout, aborting`` and ``controller is down``.
+* ``Aborting journal on device nvme0n1p2-8.`` (jbd2), ``nvme nvme0: Removing after probe failure
+  status: -19``, Lustre ``Request sent has timed out for slow reply`` (ptlrpc client.c).
+* ``BUG: unable to handle page fault for address`` / ``general protection fault`` (oops ->
+  ``kernel_panic`` code oops), ``Memory failure: 0x..: recovery action for ...``
+  (mm/memory-failure.c: a poisoned page, ``edac`` UE).
+* Every line of an OOM report (``invoked oom-killer``, ``oom-kill:constraint=...``, ``Killed
+  process``) gets its row (kind ``oom_kill``), as every line of an NVIDIA report does.
 * ``INFO: task %s:%d blocked for more than %ld seconds.`` (kernel/hung_task.c),
   ``watchdog: BUG: soft lockup - CPU#%d stuck for %us! [%s:%d]``,
   ``Kernel panic - not syncing: %s`` (kernel/panic.c).
@@ -43,13 +50,20 @@ _EXT4 = re.compile(r"EXT4-fs (?:error|\(([^)]+)\): Remounting filesystem read-on
                    r"(?: \(device ([^)]+)\))?")
 _XFS = re.compile(r"^XFS \(([^)]+)\): (.*)")
 _XFS_BAD = ("Corruption", "I/O error", "I/O Error", "shut down", "Shutting down",
+            "Please unmount the filesystem",
             "xfs_do_force_shutdown", "metadata I/O error")
 _NFS = re.compile(r"^nfs: server (\S+) not responding")
 _NVME = re.compile(r"^nvme (nvme\d+): (?:.*timeout, (?:aborting|reset controller)"
+                   r"|Removing after probe failure"
+                   r"|Device not ready; aborting (?:reset|initialisation)"
                    r"|controller is down)")
 _HUNG = re.compile(r"INFO: task (.+):(\d+) blocked for more than (\d+) seconds")
 _SOFT = re.compile(r"soft lockup - CPU#\d+ stuck for \d+s! \[(.+):(\d+)\]")
-_PANIC = re.compile(r"^Kernel panic - not syncing: ?(.*)")
+_PANIC = re.compile(r"(?:^|---\[ end )Kernel panic - not syncing: ?(.*?)(?: \]---)?$")
+#: oopses (arch/x86/mm/fault.c, kernel/panic.c) and memory_failure (mm/memory-failure.c)
+_OOPS = ("BUG: unable to handle", "general protection fault", "BUG: kernel NULL pointer",
+         "Oops: ", "#PF: ")
+_MEMORY_FAILURE = re.compile(r"Memory failure: (0x[0-9a-f]+): (.*)")
 
 
 class HostLines:
@@ -64,7 +78,8 @@ class HostLines:
             r = self._oom(body, emit)
             if r is not None:
                 return r
-        if "rror" in body or "XFS" in body or "Lustre" in body or body.startswith(("nfs", "nvme")):
+        if "rror" in body or "XFS" in body or "Lustre" in body or body.startswith(("nfs", "nvme")) \
+                or "capacity change" in body or body.startswith("Aborting journal"):
             r = self._io(body, emit)
             if r is not None:
                 return r
@@ -83,7 +98,15 @@ class HostLines:
             if p:
                 emit("kernel_panic", body, code=p.group(1)[:80] or None)
                 return EVENT
-            return NOISE  # "---[ end Kernel panic - not syncing: ... ]---"
+            return NOISE
+        if body.startswith(_OOPS):
+            emit("kernel_panic", body, code="oops")
+            return EVENT
+        if body.startswith("Memory failure: "):
+            mf = _MEMORY_FAILURE.match(body)
+            if mf:
+                emit("edac", body, code="UE", device=mf.group(1))
+                return EVENT
         return None
 
     def _oom(self, body: str, emit: Emit) -> int | None:
@@ -101,9 +124,12 @@ class HostLines:
             job = job_m.group(1) if job_m else (pod_m.group(1).replace("_", "-")
                                                 if pod_m else None)
             self.oom_job = (pid_m.group(1), job) if pid_m and job else None
+            emit("oom_kill", body, code="oom-kill", job_id=job)
             return EVENT
         if "invoked oom-killer" in body or ("Out of memory: Kill process" in body) \
                 or "Memory cgroup out of memory: Kill process" in body:
+            proc = body.split(" invoked oom-killer", 1)[0] if "invoked" in body else None
+            emit("oom_kill", body, code=proc)
             return EVENT
         if body.startswith("oom_reaper:"):
             return NOISE
@@ -119,6 +145,10 @@ class HostLines:
             if f:
                 emit("io_error", body, code="buffer_io", device=f.group(1))
                 return EVENT
+        if body.startswith("Aborting journal on device "):
+            dev = body.split()[-1].rstrip(".").rsplit("-", 1)[0]
+            emit("io_error", body, code="ext4", device=dev)
+            return EVENT
         if body.startswith("EXT4-fs"):
             e = _EXT4.search(body)
             if e:
@@ -137,6 +167,9 @@ class HostLines:
             emit("io_error", body, code="lustre")
             return EVENT
         if body.startswith("Lustre:"):
+            if "Request sent has timed out" in body:
+                emit("io_error", body, code="lustre_timeout")
+                return EVENT
             if "was lost; in progress operations" in body:
                 emit("io_error", body, code="lustre_conn_lost")
                 return EVENT
@@ -144,6 +177,9 @@ class HostLines:
         n = _NFS.search(body)
         if n:
             emit("io_error", body, code="nfs", device=n.group(1))
+            return EVENT
+        if "detected capacity change from" in body and body.rstrip().endswith(" to 0"):
+            emit("io_error", body, code="nvme", device=body.split(":", 1)[0])
             return EVENT
         v = _NVME.search(body)
         if v:

@@ -18,6 +18,16 @@ Formats (printf strings in NVIDIA/open-gpu-kernel-modules):
   banners, ``kflcnCoreDumpNondestructive_IMPL`` core-dump lines, RPC history tables.
 * ``nvidia-nvswitch%d: SXid (PCI:%s): %05d, Fatal|Non-fatal, ...`` (nvswitch driver).
 * Fabric Manager in the journal: ``nv-fabricmanager[pid]: [May 16 2025 15:10:21] [ERROR] ...``.
+* ``NVRM: A GPU crash dump has been created. If possible, please run`` (+ 2 lines),
+  ``NVRM: The NVIDIA probe routine failed for 1 device(s).``, ``NVRM: probe of 0000:.. failed
+  with error -1`` (kernel-open/nvidia/nv.c, nv-pci.c), ``NVRM: os_schedule: Attempted to yield
+  the CPU while in atomic or interrupt context`` (os-interface.c).
+
+Decision: every line of a multi-line report (GSP RPC history, the 3-line probe message, the
+crash-dump notice, SXid continuations, the driver's "fallen off the bus" echo of an Xid 79)
+gets its own row, of the block's kind and code: a user who pastes any one line of it gets the
+same answer, and ``explain`` shows each. Counting reports rather than lines is a GROUP BY of
+host, device and minute.
 """
 
 from __future__ import annotations
@@ -33,13 +43,25 @@ _PID = re.compile(r"pid=('?<unknown>'?|\d+), (?:name=(.*?), )?")
 _GSP_FN = re.compile(r"NVRM: (?:(GPU\d+) )?(_?kgsp\w+|kflcnCoreDump\w+): ")
 _FN_SUFFIX = re.compile(r"_(?:IMPL|KERNEL|[A-Z]{2}\d{3})$")
 _GSP_BAD = ("timed out", "Timeout", "timeout", "failed", "error", "Error", "crash", "Crash",
-            "unexpected", "CRASH")
+            "unexpected", "CRASH", "Failure", "failure")
 _GSP_DETAIL = re.compile(r"NVRM: (?:GPU\d+ )?(?:RPC history|RPC event history|GSP RPC buffer"
                          r"|\s{3,}|_kgspLogRpcTimeout)")
 _ASSERT = re.compile(r"(nvAssert\w*|nvCheck\w*Failed\w*|nvGpuOpsReportFatalError)")
 _SXID = re.compile(r"(\S+): SXid \(PCI:([0-9a-fA-F:.]+)\): (\d+), (.*)")
 _MULTI_FIRST = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}"
                           r"\.[0-7])\s*$")
+#: other driver trouble (kernel-open/nvidia/nv.c, os-interface.c, nv-pci.c)
+_NVRM_OTHER = (
+    ("A GPU crash dump has been created", "nvrm_error", "crash_dump"),
+    ("nvidia-bug-report.sh as root to collect", "nvrm_error", "crash_dump"),
+    ("the NVIDIA kernel module is unloaded", "nvrm_error", "crash_dump"),
+    ("The NVIDIA probe routine failed", "gpu_lost", "probe_failed"),
+    ("os_schedule: Attempted to yield the CPU", "nvrm_error", "os_schedule"),
+    ("passivework from an atomic or interrupt context", "nvrm_error", "os_schedule"),
+    ("A fatal error was detected", "gpu_lost", "fatal_error"),
+    ("None of the NVIDIA devices were initialized", "gpu_lost", "probe_failed"),
+)
+_PROBE = re.compile(r"NVRM: probe of (\S+) failed with error")
 
 
 class NvidiaLines:
@@ -68,25 +90,33 @@ class NvidiaLines:
         self.sxid_last = None
 
     def _nvrm(self, body: str, line_no: int, emit: Emit) -> int:
-        if "Xid" in body:
+        if "Xid (" in body or "Xid:" in body:
             return self._xid(body, line_no, emit)
         if "fallen off the bus" in body:
             return self._lost(body, line_no, emit, "fallen_off_bus")
         m = _MULTI_FIRST.search(body)
         if m:
-            # First line of the 3-line probe message; the row is emitted on its last line.
+            # First line of the 3-line probe message: every line of it gets the row
             self.lost_pending = gpu_bus_id(m.group(1))
+            emit("gpu_lost", body, code="fallen_off_bus", device=self.lost_pending)
             return EVENT
         if "installed in this system has" in body and self.lost_pending:
+            emit("gpu_lost", body, code="fallen_off_bus", device=self.lost_pending)
+            return EVENT
+        for needle, kind, code in _NVRM_OTHER:
+            if needle in body:
+                emit(kind, body, code=code, device=gpu_bus_id(body))
+                return EVENT
+        pr = _PROBE.search(body)
+        if pr:
+            emit("gpu_lost", body, code="probe_failed", device=gpu_bus_id(pr.group(1)))
             return EVENT
         if "RmInitAdapter failed" in body:
             self.last_rminit = True
             emit("gpu_lost", body, code="RmInitAdapter", device=gpu_bus_id(body))
             return EVENT
         if "rm_init_adapter failed" in body:
-            # Companion of "RmInitAdapter failed!"; alone (old drivers) it is the signal.
-            if self.last_rminit:
-                return EVENT
+            # companion of "RmInitAdapter failed!" (alone on old drivers): same row
             emit("gpu_lost", body, code="RmInitAdapter", device=gpu_bus_id(body))
             return EVENT
         if "GPU is lost" in body:
@@ -95,7 +125,10 @@ class NvidiaLines:
         if g:
             return self._gsp(body, g.group(1), g.group(2), emit)
         if _GSP_DETAIL.search(body):
-            return EVENT if self.gsp_open else NOISE
+            if not self.gsp_open:
+                return NOISE
+            emit("gsp_error", body, code=self.gsp_last, device=None)
+            return EVENT
         a = _ASSERT.search(body)
         if a:
             self.last_rminit = False
@@ -125,9 +158,6 @@ class NvidiaLines:
         device = gpu_bus_id(body) or self.lost_pending
         self.lost_pending = None
         self.last_rminit = False
-        if (self.xid79 and device == self.xid79[0] and line_no - self.xid79[1] <= 20
-                and code == "fallen_off_bus"):
-            return EVENT  # the driver's own echo of the Xid 79 just logged
         emit("gpu_lost", body, code=code, device=device)
         return EVENT
 
@@ -136,12 +166,14 @@ class NvidiaLines:
         if name.startswith("kflcnCoreDump"):
             name = "core_dump"
         elif not any(w in body for w in _GSP_BAD):
-            return NOISE  # e.g. _kgspProcessRpcEvent informational lines
-        if name == "_kgspLogRpcTimeout" and self.gsp_open:
-            return EVENT  # banner / details of the Xid 119 just logged
-        if self.gsp_open and self.gsp_last == name:
-            return EVENT  # repeated line of the same report: one row per block
-        self.gsp_open, self.gsp_last = True, name
+            if not self.gsp_open:
+                return NOISE  # e.g. _kgspProcessRpcEvent informational lines
+            emit("gsp_error", body, code=self.gsp_last, device=gpu)  # a line of the report
+            return EVENT
+        if not (self.gsp_open and (name == "_kgspLogRpcTimeout" or self.gsp_last == name)):
+            self.gsp_last = name  # a new report (else a line of the one that is open)
+        self.gsp_open = True
+        name = self.gsp_last or name
         emit("gsp_error", body, code=name, device=gpu)
         return EVENT
 
@@ -151,11 +183,8 @@ class NvidiaLines:
             return UNPARSED
         device = m.group(2).lower()
         code = str(int(m.group(3)))
-        rest = m.group(4)
         key = (device, code)
-        if not rest.startswith(("Fatal", "Non-fatal")) and self.sxid_last == key:
-            return EVENT  # "Severity ..." / "Data {...}" continuation of the same SXid
-        self.sxid_last = key
+        self.sxid_last = key  # "Severity ..." / "Data {...}" lines continue it: same row
         emit("nvlink_error", body, code=code, device=device)
         return EVENT
 

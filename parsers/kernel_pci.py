@@ -8,7 +8,10 @@ Formats:
   ``<drv> <bdf>: PCIe Bus Error: severity=<severity>, type=<layer>, (<agent>)`` and the detail
   lines ``  device [10de:2330] error status/mask=...`` and ``   [ 0] RxErr   (First)``.
   Severity strings: Corrected / Uncorrected (Non-Fatal) / Uncorrected (Fatal), renamed
-  Correctable / Uncorrectable (...) in 6.x.
+  Correctable / Uncorrectable (...) in 6.x. Every line of a report gets a row: the header's
+  row waits for the device line and then carries ``<header> -> <device line>`` (so the rule
+  table can tell a GPU's report from a NIC's or a drive's), the detail lines repeat the
+  device's severity. ``pcieport ...: DPC: containment event`` -> code ``dpc``.
 * ``mce: [Hardware Error]: CPU %d: Machine Check%s: %Lx Bank %d: %016Lx`` (__print_mce,
   arch/x86/kernel/cpu/mce/core.c) and ``mce: [Hardware Error]: Machine check events logged``.
 * ``EDAC MC1: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#2_DIMM#0 (...)``
@@ -67,7 +70,11 @@ class PciLines:
         #: AER header waiting for its detail lines: (env, message, code, source device)
         self.aer_head: tuple[Env, str, str, str | None] | None = None
         self.aer_open = False  #: inside an AER report (detail lines are part of it)
+        self.aer_code: str | None = None  #: severity of the device line of the open report
+        self.aer_dev: str | None = None
+        self.aer_detail: str | None = None
         self.mce_open = False
+        self.mce_code: str | None = None
         self.mlx5_health_open = False
 
     def flush(self, emit: Emit) -> None:
@@ -80,13 +87,19 @@ class PciLines:
     def match(self, body: str, emit: Emit, env: Env) -> int | None:
         """Classify AER / mce / EDAC / mlx5 lines; None when the line is none of these."""
         if self.aer_open:
-            if _AER_BITS.search(body) and "PCIe Bus Error" not in body:
+            if (_AER_BITS.search(body) or "recovery failed" in body) \
+                    and "PCIe Bus Error" not in body:
+                detail = f" -> {self.aer_detail}" if self.aer_detail else ""
+                emit("pcie_aer", body + detail, code=self.aer_code, device=self.aer_dev)
                 return EVENT
             if "AER" not in body and "PCIe Bus Error" not in body:
                 self.flush(emit)
                 self.aer_open = False
         if "AER" in body or "PCIe Bus Error" in body:
             return self._aer(body, emit, env)
+        if "DPC: containment event" in body:
+            emit("pcie_aer", body, code="dpc", device=full_bdf(body))
+            return EVENT
         if "[Hardware Error]" in body or body.startswith("mce: "):
             return self._mce(body, emit)
         self.mce_open = False
@@ -99,9 +112,15 @@ class PciLines:
     def _aer(self, body: str, emit: Emit, env: Env) -> int:
         d = _AER_DETAIL.search(body)
         if d:
-            self.aer_head = None  # the header's row is this device's row
+            if self.aer_head is not None:  # the header's row names this device now
+                henv, hmsg, _hcode, _hdev = self.aer_head
+                emit("pcie_aer", f"{hmsg} -> {body}", code=aer_code(d.group(3)),
+                     device=d.group(2).lower(), env=henv)
+            self.aer_head = None
             self.aer_open = True
-            emit("pcie_aer", body, code=aer_code(d.group(3)), device=d.group(2).lower())
+            self.aer_code, self.aer_dev = aer_code(d.group(3)), d.group(2).lower()
+            self.aer_detail = body
+            emit("pcie_aer", body, code=self.aer_code, device=self.aer_dev)
             return EVENT
         h = _AER_HEAD.search(body)
         if h:
@@ -110,6 +129,7 @@ class PciLines:
             src = _aer_source(h.group(3), port)
             self.aer_head = (env, body, aer_code(h.group(2)), src)
             self.aer_open = True
+            self.aer_code, self.aer_dev, self.aer_detail = aer_code(h.group(2)), src, None
             return EVENT
         return NOISE  # "AER: enabled with IRQ", "device recovery successful", ...
 
@@ -119,7 +139,8 @@ class PciLines:
             status = int(m.group(4), 16)
             uc = bool(status >> 61 & 1) or bool(m.group(2))
             self.mce_open = True
-            emit("mce", body, code="uncorrected" if uc else "corrected",
+            self.mce_code = "uncorrected" if uc else "corrected"
+            emit("mce", body, code=self.mce_code,
                  device=f"cpu{m.group(1)}/bank{m.group(3)}")
             return EVENT
         if "Machine check events logged" in body:
@@ -129,7 +150,10 @@ class PciLines:
             emit("mce", body, code="thermal_throttle")
             return EVENT
         if "[Hardware Error]" in body:
-            return EVENT if self.mce_open else NOISE
+            if not self.mce_open:
+                return NOISE
+            emit("mce", body, code=self.mce_code)
+            return EVENT
         return NOISE  # "mce: CPU12: Core temperature/speed normal", init lines
 
     def _edac(self, body: str, emit: Emit) -> int:
@@ -168,9 +192,8 @@ class PciLines:
             self.mlx5_health_open = True
             emit("mlx5_error", body, code="health_compromised", device=dev)
             return EVENT
-        if "print_health_info" in body or ("health" in body and "synd" in body):
-            if self.mlx5_health_open:
-                return EVENT
+        if "print_health_info" in body or ("health" in body and "synd" in body) \
+                or "health_try_recover" in body:
             emit("mlx5_error", body, code="health_compromised", device=dev)
             self.mlx5_health_open = True
             return EVENT

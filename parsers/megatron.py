@@ -33,13 +33,18 @@ megatron/training/training.py + megatron/training/checkpointing.py, also Megatro
   line (``AssertionError: ...``) the row is emitted and None returned, so the torch
   traceback matcher still sees the line -- except the grad-norm assert, which torch_dist
   itself turns into ``nan_loss`` (code ``nan_grad_norm``; one row, not two).
-* Setup / argument dump / eval lines are NOISE (see ``_NOISE_*``).
+* ``validation loss at iteration N | ...`` -> ``eval`` (progress, not a training step);
+  the old one-line timers ``time (ms) | ... | save-checkpoint: X`` -> ``ckpt_save_time`` /
+  ``ckpt_load_time``; ``WARNING: could not find the metadata file <dir>/latest_checkpointed_
+  iteration.txt`` -> ``ckpt_missing`` (benign at a first start; after a restart it means the
+  run started over: the rule table gives it a weak storage hint).
+* Setup / argument dump lines are NOISE (see ``_NOISE_*``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from parsers.base import EVENT, NOISE, Emit
 
@@ -47,13 +52,19 @@ ITERATION = re.compile(r"^\s*iteration\s+(\d+)/\s*(\d+) \|")
 ELAPSED = re.compile(r"elapsed time per iteration \(ms\): ([0-9]+(?:\.[0-9]+)?|nan|inf) \|")
 _SAVE_START = re.compile(r"^\s*saving checkpoint at iteration\s+(\d+) to (\S+)")
 _SAVE_END = re.compile(
-    r"^\s*successfully saved (?:local )?checkpoint (?:at|from) iteration\s+(\d+)")
+    r"^\s*[Ss]uccessfully saved (?:local )?checkpoint (?:at|from) iteration\s+(\d+)")
 _SAVE_SCHED = re.compile(r"^\s*scheduled an async checkpoint save at iteration\s+(\d+)")
-_LOADING = re.compile(r"^\s*loading (?:release )?checkpoint from \S+(?: at iteration (\d+))?")
+_LOADING = re.compile(
+    r"^\s*loading (?:release |distributed |local )?checkpoint from \S+(?: at iteration (\d+))?")
 _LOADED = re.compile(r"^\s*successfully loaded checkpoint from .*? at iteration (\d+)")
 _TIMER = re.compile(r"^\s+([\w/.\-]+(?: [\w/.\-]+)*) \.*: \(?([0-9.]+)(?:, ([0-9.]+)\))?\s*$")
 _DATETIME = re.compile(r"^\[([^\]]+)\] datetime[:=] ?\d{4}-")
 _ARG = re.compile(r"^\s+\w+ \.{3,} ")
+#: old timers (megatron/timers.py before core): ``time (ms) | forward: 1.0 | save-checkpoint: 2.0``
+_OLD_TIMER = re.compile(r"\| (save|load)-checkpoint: ([0-9.]+)")
+_EVAL = re.compile(r"^\s*validation loss at (?:iteration (\d+)|the end of training)")
+_EXIT_PLAIN = re.compile(r"^\s*exiting program at iteration (\d+)")
+_MISSING = re.compile(r"could not find the metadata file (\S+)")
 _NAN = re.compile(r"found (NaN|Inf) in local")
 _UNEXPECTED = re.compile(r"Unexpected result (\S+?) (?:on rank (\d+) )?(?:at iteration #(\d+))?")
 _RANK = re.compile(r"\bRank (\d+)\b")
@@ -69,10 +80,8 @@ _NOISE_PREFIXES = (
     "using world size:", "using torch.", "setting number of micro-batches",
     "compiling and loading fused kernels", "done with compiling and loading fused kernels",
     "initializing torch distributed", "setting tensorboard", "checkpoint version",
-    "could not find arguments in the checkpoint", "WARNING: could not find the metadata file",
-    "will not load any checkpoints and will start from random",
-    "validation loss at iteration", "validation loss at the end of training",
-    "Evaluating on ", "Evaluating iter ", "setting training iterations to",
+    "could not find arguments in the checkpoint", "Evaluating on ",
+    "Evaluating iter ", "setting training iterations to",
     "Overwriting rerun_state_machine.current_iteration", "Number of parameters in ",
     "skipping training (--skip-train is on)", "Storing distributed optimizer sharded state",
     "------------------------ arguments ------------------------",
@@ -84,6 +93,20 @@ _NOISE_CONTAINS = ("] (after ", ") memory (MB) | allocated:")
 class MegatronMatcher:
     """Recognises Megatron-LM lines (see module docstring)."""
 
+    #: the literals of every line it claims, events and noise (parsers.message)
+    SIGNAL: ClassVar[tuple[str, ...]] = (
+        "iteration", "heckpoint", "datetime", "(min, max)", "max time", "time (ms)",
+        "validation loss", "exiting program", "could not find the metadata file",
+        "will not load any checkpoints", "....", "..: ", "...", "found NaN", "found Inf",
+        "Unexpected result", "] (after ", ") memory (MB) | allocated:",
+        *(p.strip() for p in _NOISE_PREFIXES))
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = (
+        r"(?:^|[\s:\]])> ", r"(?:^|[\s:\]])>$", r"(?:^|[\s:\]])-+\s*$",
+        r"(?:train|validation|test):\s+\d+\s*$")
+
+    def is_open(self) -> bool:
+        return False
+
     format = "megatron"
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
@@ -94,7 +117,7 @@ class MegatronMatcher:
         c = s[0]
         if c == "i" and s.startswith("iteration"):
             return self._iteration(s, emit)
-        if "checkpoint" in s:
+        if "heckpoint" in s:
             r = self._checkpoint(s, emit)
             if r is not None:
                 return r
@@ -104,6 +127,34 @@ class MegatronMatcher:
                 return self._datetime(m.group(1), emit)
         if c == ">" or s.startswith(("(min, max)", "max time")):
             return NOISE
+        if c == "t" and s.startswith("time (ms)"):
+            t = _OLD_TIMER.search(s)
+            if t is None:
+                return NOISE
+            kind = "ckpt_save_time" if t.group(1) == "save" else "ckpt_load_time"
+            emit(kind=kind, value=round(float(t.group(2)) / 1000.0, 6),
+                 code=t.group(1) + "-checkpoint", format=self.format)
+            return EVENT
+        if c == "v" and s.startswith("validation loss at "):
+            e = _EVAL.match(s)
+            if e is not None:
+                emit(kind="eval", iteration=int(e.group(1)) if e.group(1) else None,
+                     format=self.format)
+                return EVENT
+        if c == "e" and s.startswith("exiting program at iteration"):
+            x = _EXIT_PLAIN.match(s)
+            if x is not None:
+                emit(kind="train_end", code="exit_iteration", iteration=int(x.group(1)),
+                     format=self.format)
+                return EVENT
+        if s.startswith("will not load any checkpoints and will start from random"):
+            emit(kind="ckpt_missing", code="metadata", format=self.format)
+            return EVENT
+        if "could not find the metadata file" in s:
+            mm = _MISSING.search(s)
+            emit(kind="ckpt_missing", code="metadata", device=mm.group(1) if mm else None,
+                 format=self.format)
+            return EVENT
         if text[:1] == " " and (" ...." in s or "..: " in s):
             m = _TIMER.match(text)
             if m is not None:

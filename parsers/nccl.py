@@ -17,8 +17,10 @@ calling thread (goes to ``device``). NCCL lines carry no global rank: the job-lo
 Decisions (reality is ambiguous):
 
 * Every INFO / TRACE / CALL / VERSION line is NOISE except ``comm ... - Abort COMPLETE``
-  (``nccl_abort``). The ``misc/socket.cc:64 -> 6`` INFO lines are NCCL's error back-trace: the
-  WARN before them carries the signal, so they are NOISE.
+  (``nccl_abort``) and the ``misc/socket.cc:64 -> 6`` lines, NCCL's error back-trace
+  (NCCLCHECK in src/include/checks.h): ``nccl_trace`` (code = the ncclResult_t name). The
+  WARN before them says why; they show where it propagated (and they are often all that a
+  paste or a rank without the WARN shows).
 * A WARN becomes the most specific kind its message supports: ``nccl_ib_error`` (IB completion
   error, code = the ibv_wc status number; async event, code = the event text; a failed verbs
   call, code = the verb), ``nccl_socket_error`` (code = the socket failure text),
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC
-from typing import Any
+from typing import Any, ClassVar
 
 from parsers.base import EVENT, NOISE, Emit, FileContext
 from parsers.timeutil import TimeError, parse_iso
@@ -54,6 +56,11 @@ _PREFIX = re.compile(
     r"NCCL (?P<level>WARN|INFO|TRACE|CALL|ABORT)\b ?(?P<msg>.*)$"
 )
 _VERSION = re.compile(r"^NCCL version \d+\.\d+\.\d+\S*$")
+#: a transport WARN's message on its own (torch's ``Last error:`` continuation, pastes)
+_BARE = re.compile(r"^\s*(?:NET/IB\w*|NET/Socket|Net|socketProgress|socketStartConnect)\s?: ")
+#: NCCLCHECK's error-return trace (src/include/checks.h: ``INFO(NCCL_ALL,"%s:%d -> %d", ...)``)
+TRACE = re.compile(r"(?:^|\s)(?P<src>[\w./\-]+\.(?:cc|c|h|cu|cpp|hpp)):(?P<line>\d+) -> "
+                   r"(?P<res>\d+)(?: \[[^\]]*\])?\s*$")
 
 # IB completion error, all wordings (transport/net_ib.cc):
 #   2.4-2.18  "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d"
@@ -64,7 +71,13 @@ IB_COMPLETION = re.compile(
     r"Got completion (?:from peer (?P<peer>\S+) )?with (?:error |status=)"
     r"(?:(?P<sname>[A-Z_]+)\()?(?P<status>\d+)"
 )
-_IB_ASYNC = re.compile(r"NET/IB\w* ?: Got async event : (?P<event>.+?)\s*$")
+#: async events (net_ib.cc ncclIbAsyncThreadMain; newer transport/net_ib/common.cc):
+#: ``Got async event : port error`` (<= 2.21), ``Got async error event: port error`` (2.22+),
+#: ``Got non-fatal async event: port error(10)`` (2.28+), ``async fatal event: local
+#: catastrophic error``, ``async fatal event on QP (0x..): local work queue catastrophic error``
+_IB_ASYNC = re.compile(
+    r"NET/IB\w* ?: (?:\S+ )?(?:Got (?:non-fatal |fatal )?async (?:error )?event ?: ?"
+    r"|async (?:fatal )?event(?: on \w+ \([^)]*\))? ?: ?)(?P<event>.+?)(?:\(\d+\))?\s*$")
 _IBV_CALL = re.compile(r"(?:Call to |NET/IB\w* ?: )(?P<verb>(?:wrap_)?ibv_\w+) failed")
 _CUDA_FAILURE = re.compile(r"Cuda failure (?:\d+ )?'(?P<err>[^']*)'")
 _RESULT_NAME = re.compile(r"\b(nccl(?:UnhandledCuda|System|Internal|Remote)Error|ncclInvalid"
@@ -72,9 +85,11 @@ _RESULT_NAME = re.compile(r"\b(nccl(?:UnhandledCuda|System|Internal|Remote)Error
 _RETCODE = re.compile(r"\b(?:retcode|res=)\s?(\d)\b")
 _SOCKET_CODES = ("Connection closed by remote peer", "Connection reset by peer",
                  "Connection refused", "Connection timed out", "No route to host",
-                 "Broken pipe", "Network is unreachable", "Socket recv failed")
+                 "Broken pipe", "Network is unreachable", "Socket recv failed",
+                 "message truncated")
 _SOCKET_HINTS = ("socketProgress", "Net : ", "NET/Socket", "socket.cc", "Socket recv",
-                 "Call to recv", "Call to send", "Call to connect", "connect to")
+                 "Call to recv", "Call to send", "Call to connect", "connect to", "Connect to ",
+                 "socketStartConnect", "socketPoll", "socketFinalizeAccept", "socketWait")
 
 
 def ib_completion_code(text: str) -> str | None:
@@ -96,6 +111,20 @@ def _socket_code(msg: str) -> str | None:
 class NcclMatcher:
     """Recognises NCCL debug lines (see module docstring); one row per signal line."""
 
+    #: "NCCL" is in every debug line (the job-output dialect keeps healthy INFO lines out of
+    #: Python with a vectorised rule, parsers.joblog); the rest are transport messages alone
+    SIGNAL: ClassVar[tuple[str, ...]] = ("NCCL WARN", "NCCL ABORT", "Abort COMPLETE",
+                                         "socketProgress", "socketStartConnect")
+    #: the error-return trace, and a transport message without NCCL's prefix (_BARE): at the
+    #: start of the message, not after "NCCL INFO " (healthy "NET/IB : Using ..." lines)
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = (
+        r"\.(?:cc|c|h|cu|cpp|hpp):\d+ -> \d+",
+        r"(?:^|[\]:]|[^O]\s)(?:NET/IB\w*|NET/Socket|Net) ?:")
+    CLAIMS: ClassVar[tuple[str, ...]] = ("NCCL",)
+
+    def is_open(self) -> bool:
+        return False
+
     def __init__(self, ctx: FileContext | None = None) -> None:
         self.tz = ctx.tz if ctx is not None else UTC
 
@@ -107,7 +136,11 @@ class NcclMatcher:
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT/NOISE for an NCCL line, None for anything else."""
         if "NCCL" not in text:
-            return None
+            if _BARE.match(text) is None:
+                return None
+            # a WARN's message without its prefix: torch's "Last error:" line, a paste
+            emit(message=text.strip(), **self.classify_warn(text))
+            return EVENT
         m = _PREFIX.match(text)
         if m is None:
             return NOISE if _VERSION.match(text) else None
@@ -116,11 +149,17 @@ class NcclMatcher:
             if msg.endswith("- Abort COMPLETE"):
                 emit(**self._base(m, msg), kind="nccl_abort", format="nccl")
                 return EVENT
+            t = TRACE.search(msg) if " -> " in msg else None
+            if t is not None:
+                res = int(t.group("res"))
+                emit(**self._base(m, msg), kind="nccl_trace", format="nccl",
+                     code=NCCL_RESULTS.get(res, str(res)))
+                return EVENT
             return NOISE
         if level != "WARN":
             return NOISE
         fields = self._base(m, msg)
-        fields.update(self._classify_warn(msg))
+        fields.update(self.classify_warn(msg))
         emit(**fields)
         return EVENT
 
@@ -143,13 +182,13 @@ class NcclMatcher:
         return fields
 
     @staticmethod
-    def _classify_warn(msg: str) -> dict[str, Any]:
+    def classify_warn(msg: str) -> dict[str, Any]:
         """kind/code/format for a WARN message (see module docstring for the order)."""
         if "completion" in msg:
             m = IB_COMPLETION.search(msg)
             if m:
                 return {"kind": "nccl_ib_error", "code": m.group("status"), "format": "nccl-ib"}
-        if "async event" in msg:
+        if "async" in msg:
             a = _IB_ASYNC.search(msg)
             if a:
                 return {"kind": "nccl_ib_error", "code": a.group("event"), "format": "nccl-ib"}

@@ -6,6 +6,7 @@ Envelopes seen in real Slurm logs (20.11 .. 24.x):
   ``iso8601_ms`` (default) / ``iso8601``: ``[2024-05-01T12:00:00.123] msg`` -- no zone, so
   ``--tz`` is applied (flag ``assumed_tz``); ``rfc5424_ms`` / ``rfc5424`` add the offset
   (``[2024-05-01T12:00:00.123+02:00]``, flag ``exact``);
+* ``LogTimeFormat=short``: ``[Oct 23 07:03:53] msg`` (no year: inferred as for syslog);
 * syslog / journal: ``Oct 10 09:39:08 server2 slurmctld[262298]: msg`` (RFC 3164, year
   inferred) or with an ISO stamp instead of the BSD one (rsyslog high precision, ``journalctl
   -o short-iso``). When the daemon runs with ``-D`` under systemd its stderr lines keep their own
@@ -37,7 +38,17 @@ _ISO_SYSLOG = re.compile(
     r"(\S+) (slurmctld|slurmd|slurmstepd|slurmdbd)(?:\[\d+\])?: ?"
 )
 _PROG = re.compile(r"^(?:slurmctld|slurmd|slurmstepd-?\S*): ")
+#: LogTimeFormat=short: ``[Oct 23 07:03:53] msg`` (no year)
+_SHORT = re.compile(r"^\[([A-Z][a-z]{2}) ( \d|\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?\] ?")
 _STEP = re.compile(r"^\[(\d+(?:_\d+)?(?:\+\d+)?)\.(\w+)\] ")
+_D = "slurmctld|slurmd|slurmstepd|slurmdbd"
+#: the envelopes above as one vectorised (Rust regex) test, for the prefiltered path
+V_ENVELOPE = (r"^(?:\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]"
+              r"|\[[A-Z][a-z]{2} (?: \d|\d\d) \d\d:\d\d:\d\d(?:\.\d+)?\]"
+              r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}\d{1,2} \d\d:\d\d:\d\d"
+              r"(?:\.\d+)? \S+ (?:" + _D + r")(?:\[\d+\])?:"
+              r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)? "
+              r"\S+ (?:" + _D + r")(?:\[\d+\])?:)")
 #: ``%pJ`` as Slurm prints it: ``JobId=12``, ``JobId=12_3(15)`` (array task; raw id in
 #: parentheses), ``JobId=12_*`` / ``JobId=12_[1-5]`` (pending array), ``JobId=12+0(12)`` (het)
 JOBID = r"JobId=(\d+(?:_(?:\d+|\*|\[[^\]]*\]))?(?:\+\d+)?)(?:\((\d+)\))?"
@@ -63,6 +74,13 @@ def parse_envelope(text: str, tz: tzinfo, years: YearInference) -> Envelope | No
         except (ValueError, TimeError):
             return None
         return Envelope(ts, flag, None, _strip_prog(text[m.end():]))
+    sh = _SHORT.match(text)
+    if sh:
+        try:
+            ts = syslog_to_us(sh.group(1), int(sh.group(2)), sh.group(3), sh.group(4), tz, years)
+        except (ValueError, TimeError):
+            return None
+        return Envelope(ts, "inferred_year", None, _strip_prog(text[sh.end():]))
     host: str | None
     if text[:1].isdigit():
         m = _ISO_SYSLOG.match(text)
@@ -121,5 +139,6 @@ def looks_like_slurm_log(head: str) -> bool:
     for line in head.splitlines()[:20]:
         if not line.strip():
             continue
-        return bool(_BRACKET.match(line) or _SYSLOG.match(line) or _ISO_SYSLOG.match(line))
+        return bool(_BRACKET.match(line) or _SYSLOG.match(line) or _ISO_SYSLOG.match(line)
+                    or _SHORT.match(line))
     return False

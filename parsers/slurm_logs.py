@@ -27,36 +27,21 @@ import re
 from pathlib import PurePath
 from typing import Any, ClassVar
 
-from parsers import hostlist
-from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser, Parser
+import polars as pl
+
+from parsers import hostlist, prefilter
+from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser, Parser
+from parsers.message import Fallback, candidates_with_default_noise, peeled_fields
 from parsers.slurm_common import (
-    JOBID,
+    V_ENVELOPE,
     Envelope,
     looks_like_slurm_log,
     parse_envelope,
-    split_step_prefix,
     strip_level,
 )
+from parsers.slurm_messages import CtldMessages, SlurmdMessages
 from parsers.timeutil import YearInference
 
-# ---------------------------------------------------------------- slurmctld messages
-_ALLOCATE = re.compile(r"^sched: Allocate " + JOBID + r" NodeList=(\S+)")
-_BACKFILL = re.compile(r"^(?:sched/)?backfill: (?:_start_job: )?Started " + JOBID
-                       + r" in \S+ on (\S+)")
-_COMPLETE = re.compile(r"^_?job_complete: " + JOBID + r" (.+)$")
-_REQUEUE_NODE = re.compile(r"^requeue job " + JOBID + r" due to failure of node (\S+)")
-_REQUEUING = re.compile(r"^Requeuing " + JOBID)
-_TIMELIMIT = re.compile(r"^(Time limit exhausted|Inactivity time limit reached) for " + JOBID)
-_KILL_RPC = re.compile(r"^_slurm_rpc_kill_job: REQUEST_KILL_JOB " + JOBID + r" uid (\d+)")
-_PREEMPT = re.compile(r"^(?:\w+: )?preempted " + JOBID
-                      + r" (?:has been (killed|requeued) to reclaim|had to be (killed))")
-_NOT_RESPONDING = re.compile(r"^Nodes (\S+) not responding(, setting DOWN)?")
-_FAIL_KILL = re.compile(r"^Killing " + JOBID + r" on failed node (\S+)")
-_UPD_REASON = re.compile(r"^update_node: node (\S+) reason set to: (.*)$")
-_UPD_STATE = re.compile(r"^update_node: node (\S+) state set to (\S+)")
-_NOW_RESPONDING = re.compile(r"^Node (\S+) now responding")
-_RETURNED = re.compile(r"^node (\S+) returned to service")
-_NUM = re.compile(r"(\d+)$")
 _EMBEDDED = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
 _CTLD_WORDS = ("sched: Allocate", "_job_complete", "_slurm_rpc_", "slurmctld version",
@@ -87,16 +72,22 @@ class _SlurmLogParser(LineParser):
     #: a syslog line's host field names the node (slurmd), not the controller (slurmctld)
     syslog_host_is_node: ClassVar[bool] = False
 
+    #: the dialect's own recogniser class (tried first; the message layer gets the rest)
+    own_class: ClassVar[type] = object
+
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.years = YearInference(ctx.mtime, ctx.year)
+        self.fallback = Fallback(ctx, skip=(self.own_class,))
 
     def parse_line(self, text: str, line_no: int) -> int:
         if not text.strip():
             return NOISE
         env = parse_envelope(text, self.ctx.tz, self.years)
         if env is None:
-            return UNPARSED
+            r = self.fallback.raw(text, line_no, lambda p: self._emitter(
+                Envelope(None, "missing", None, text), line_no, peeled_fields(p)))
+            return UNPARSED if r is None else r
         i = env.message.find("[", 1)
         if i > 0 and _EMBEDDED.match(env.message, i):
             # two daemon threads wrote into one line (seen in real slurmd logs):
@@ -107,6 +98,28 @@ class _SlurmLogParser(LineParser):
             return EVENT if EVENT in (head, tail) else NOISE
         return self._safe_message(env, line_no)
 
+    def finish(self) -> None:
+        self.fallback.finish(self._emitter(Envelope(None, "missing", None, ""), 0, {}))
+
+    # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
+        """Lines with a daemon envelope are NOISE unless an anchor makes them candidates;
+        lines without one are UNPARSED unless a recogniser could claim them."""
+        if not prefilter.enabled():
+            return None
+        env = prefilter.mask(lines, V_ENVELOPE)
+        noise = env | prefilter.blank(lines)
+        months = prefilter.months(lines, prefilter.SHORT_MONTH)
+        return prefilter.ChunkPlan(
+            candidate=candidates_with_default_noise(lines, noise), noise=noise,
+            years=self.years.vector(months) if months.any() else None)
+
+    def pin_year(self, year: int | None) -> None:
+        self.years.pinned = year
+
+    def is_open(self) -> bool:
+        return self.fallback.is_open()
+
     def _safe_message(self, env: Envelope, line_no: int) -> int:
         try:
             return self._message(env, line_no)
@@ -116,12 +129,34 @@ class _SlurmLogParser(LineParser):
     def _message(self, env: Envelope, line_no: int) -> int:
         raise NotImplementedError
 
-    def _emit(self, env: Envelope, line_no: int, kind: str, host: str | None = None,
-              **fields: Any) -> None:
-        if host is None and self.syslog_host_is_node:
-            host = env.host
-        self.events.add(ts=env.ts, ts_flag=env.ts_flag, kind=kind, message=env.message,
-                        line_no=line_no, **self._host(host), **fields)
+    def _own(self, own: Any, env: Envelope, line_no: int) -> int:
+        """The dialect's recogniser first, then the rest of the message layer; NOISE if none
+        claims the line (a well-formed daemon line without a signal)."""
+        emit = self._emitter(env, line_no, {})
+        r = own.match(env.message, line_no, emit)
+        if r is None or r == NOISE:  # the rest of the layer, prefixes inside peeled first
+            r2 = self.fallback.peeled(strip_level(env.message), line_no, lambda p: self._emitter(
+                env, line_no, peeled_fields(p)))
+            r = r2 if r2 is not None else r
+        return NOISE if r is None else r
+
+    def _emitter(self, env: Envelope, line_no: int, extra: dict[str, Any]) -> Emit:
+        def emit(**fields: Any) -> None:
+            f = {k: v for k, v in fields.items() if v is not None}
+            for k in ("ts_fallback", "ts_fallback_flag"):
+                f.pop(k, None)
+            host = f.pop("host", None) or extra.get("host")
+            if "host" in fields and fields["host"] == "":
+                hf: dict[str, Any] = {"host": None, "host_from": "unknown"}
+            else:
+                if host is None and self.syslog_host_is_node:
+                    host = env.host
+                hf = self._host(host)
+            row = {"ts": env.ts, "ts_flag": env.ts_flag, "message": env.message,
+                   "line_no": line_no, **{k: v for k, v in extra.items() if k != "host"},
+                   **hf, **f}
+            self.events.add(**row)
+        return emit
 
     def _host(self, host: str | None) -> dict[str, Any]:
         return self.host_fields(host)
@@ -130,12 +165,14 @@ class _SlurmLogParser(LineParser):
 class SlurmctldParser(_SlurmLogParser):
     """slurmctld log: job starts/ends/requeues/cancels/time limits/preemption, node state."""
 
+    own_class: ClassVar[type] = CtldMessages
+
     name: ClassVar[str] = "slurmctld"
     description: ClassVar[str] = "Slurm controller log (slurmctld.log or its syslog lines)"
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.reasons: dict[str, str] = {}
+        self.ctld = CtldMessages()
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -147,113 +184,9 @@ class SlurmctldParser(_SlurmLogParser):
                                                                  "host_from": "unknown"}
 
     def _message(self, env: Envelope, line_no: int) -> int:
-        msg = strip_level(env.message)
-        c = msg[:1]
-        if c == "s" and msg.startswith("sched"):
-            m = _ALLOCATE.match(msg) or _BACKFILL.match(msg)
-            if m:
-                self._emit(env, line_no, "job_start", job_id=m.group(1), code=m.group(3))
-                return EVENT
-        elif c == "b" and msg.startswith("backfill"):
-            m = _BACKFILL.match(msg)
-            if m:
-                self._emit(env, line_no, "job_start", job_id=m.group(1), code=m.group(3))
-                return EVENT
-        elif "job_complete: " in msg:
-            m = _COMPLETE.match(msg)
-            if m:
-                code = m.group(3).strip()
-                n = _NUM.search(code)
-                self._emit(env, line_no, "job_end", job_id=m.group(1), code=code,
-                           value=float(n.group(1)) if n else None)
-                return EVENT
-        elif c == "r" and msg.startswith("requeue job "):
-            m = _REQUEUE_NODE.match(msg)
-            if m:
-                self._emit(env, line_no, "job_requeue", host=m.group(3), job_id=m.group(1),
-                           code="node failure")
-                return EVENT
-        elif c == "R" and msg.startswith("Requeuing "):
-            m = _REQUEUING.match(msg)
-            if m:
-                self._emit(env, line_no, "job_requeue", job_id=m.group(1))
-                return EVENT
-        elif "ime limit " in msg:
-            m = _TIMELIMIT.match(msg)
-            if m:
-                code = "inactivity" if m.group(1).startswith("Inactivity") else None
-                self._emit(env, line_no, "job_time_limit", job_id=m.group(2), code=code)
-                return EVENT
-        elif msg.startswith("_slurm_rpc_kill_job: REQUEST_KILL_JOB"):
-            m = _KILL_RPC.match(msg)
-            if m:
-                self._emit(env, line_no, "job_cancel", job_id=m.group(1), code=m.group(3))
-                return EVENT
-        elif "preempted " in msg:
-            m = _PREEMPT.match(msg)
-            if m:
-                self._emit(env, line_no, "job_preempt", job_id=m.group(1),
-                           code=m.group(3) or m.group(4))
-                return EVENT
-        elif c == "N" and msg.startswith("Nodes "):
-            m = _NOT_RESPONDING.match(msg)
-            if m:
-                code = "setting DOWN" if m.group(2) else None
-                for h in hostlist.expand(m.group(1)):
-                    self._emit(env, line_no, "node_not_responding", host=h, code=code)
-                return EVENT
-        elif c == "K" and msg.startswith("Killing "):
-            m = _FAIL_KILL.match(msg)
-            if m:
-                self._emit(env, line_no, "node_fail_kill", host=m.group(3), job_id=m.group(1))
-                return EVENT
-        elif msg.startswith("update_node: "):
-            return self._update_node(env, msg, line_no)
-        elif c == "N" or c == "n":
-            m = _NOW_RESPONDING.match(msg) or _RETURNED.match(msg)
-            if m:
-                code = "now responding" if c == "N" else "returned to service"
-                self._emit(env, line_no, "node_resume", host=m.group(1), code=code)
-                return EVENT
-        return NOISE
-
-    def _update_node(self, env: Envelope, msg: str, line_no: int) -> int:
-        m = _UPD_REASON.match(msg)
-        if m:
-            for h in hostlist.expand(m.group(1)):
-                self.reasons[h] = m.group(2)
-            return EVENT
-        m = _UPD_STATE.match(msg)
-        if not m:
-            return NOISE
-        state = m.group(2).upper()
-        if state.startswith("DOWN"):
-            kind = "node_down"
-        elif state.startswith("DRAIN"):
-            kind = "node_drain"
-        elif state in ("IDLE", "RESUME"):
-            kind = "node_resume"
-        else:
-            return NOISE
-        for h in hostlist.expand(m.group(1)):
-            reason = self.reasons.pop(h, None)
-            code = reason if kind != "node_resume" else "state set to " + state
-            self._emit(env, line_no, kind, host=h, code=code)
-        return EVENT
+        return self._own(self.ctld, env, line_no)
 
 
-# ---------------------------------------------------------------- slurmd messages
-_OOM = re.compile(r"^Detected (\d+) oom-kill event\(s\) in (?:StepId=|step )?"
-                  r"(\d+(?:_\d+)?(?:\+\d+)?)\.(\w+)")
-_LAUNCH_TASK = re.compile(r"^launch task (?:StepId=)?(\d+(?:\+\d+)?)\.(\w+) request")
-_LAUNCH_BATCH = re.compile(r"^Launching batch job (\d+)")
-_TASK_EXIT = re.compile(r"^get_exit_code task (\d+) died by signal: (\d+)")
-_BANNER = re.compile(
-    r"^\*\*\* (JOB|STEP) (\d+(?:_\d+)?(?:\+\d+)?)(?:\.(\w+))?(?: ON (\S+))? "
-    r"(?:CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))?(?:, SEE SLURMCTLD LOG FOR DETAILS)?"
-    r"|(FAILED) \(non-zero exit code or other failure mode\)"
-    r"|(UNCORRECTABLE MEMORY ERROR) AT \S+) \*\*\*"
-)
 _NAME_HOST = re.compile(r"^slurmd[-_.](.+?)(?:\.log)?$")
 _GENERIC_DIRS = {"log", "logs", "slurm", "var", "tmp", "slurmd", "output", "jobs"}
 
@@ -280,11 +213,13 @@ class SlurmdParser(_SlurmLogParser):
 
     name: ClassVar[str] = "slurmd"
     syslog_host_is_node: ClassVar[bool] = True
+    own_class: ClassVar[type] = SlurmdMessages
     description: ClassVar[str] = "Slurm node daemon log (slurmd-<node>.log, slurmstepd lines)"
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.node = slurmd_host(ctx)
+        self.slurmd = SlurmdMessages()
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -301,42 +236,7 @@ class SlurmdParser(_SlurmLogParser):
         return {"host": None, "host_from": "unknown"}
 
     def _message(self, env: Envelope, line_no: int) -> int:
-        job, step, rest = split_step_prefix(env.message)
-        msg = strip_level(rest)
-        c = msg[:1]
-        if c == "D" and msg.startswith("Detected "):
-            m = _OOM.match(msg)
-            if m:
-                self._emit(env, line_no, "oom_event", job_id=m.group(2), code=m.group(3),
-                           value=float(m.group(1)))
-                return EVENT
-        elif c == "l" and msg.startswith("launch task "):
-            m = _LAUNCH_TASK.match(msg)
-            if m:
-                self._emit(env, line_no, "step_start", job_id=m.group(1), code=m.group(2))
-                return EVENT
-        elif c == "L" and msg.startswith("Launching batch job "):
-            m = _LAUNCH_BATCH.match(msg)
-            if m:
-                self._emit(env, line_no, "step_start", job_id=m.group(1), code="batch")
-                return EVENT
-        elif msg == "done with job" and job is not None:
-            self._emit(env, line_no, "step_end", job_id=job, code=step)
-            return EVENT
-        elif c == "g" and msg.startswith("get_exit_code task "):
-            m = _TASK_EXIT.match(msg)
-            if m and job is not None:
-                self._emit(env, line_no, "task_exit", job_id=job, code="signal " + m.group(2),
-                           value=float(m.group(2)))
-                return EVENT
-        elif c == "*" and msg.startswith("*** "):
-            m = _BANNER.match(msg)
-            if m:
-                code = m.group(5) or m.group(6) or m.group(7) or "CANCELLED"
-                self._emit(env, line_no, "job_cancelled_msg", host=m.group(4),
-                           job_id=m.group(2), code=code)
-                return EVENT
-        return NOISE
+        return self._own(self.slurmd, env, line_no)
 
 
 PARSERS: list[type[Parser]] = [SlurmctldParser, SlurmdParser]

@@ -35,14 +35,15 @@ from __future__ import annotations
 import contextlib
 import re
 from datetime import UTC, tzinfo
-from typing import Any
+from typing import Any, ClassVar
 
 from parsers.base import EVENT, NOISE, Emit
 from parsers.hostlist import HostlistError, expand
+from parsers.slurm_messages import _stepd_trouble
 from parsers.timeutil import TimeError, parse_iso
 
 #: "slurmstepd-<node>: " names the node the step daemon ran on (Slurm >= 21.08)
-_PREFIX = re.compile(r"^(?:srun|slurmstepd(?:-(?P<node>[^:\s]+))?): (?:error: )?")
+_PREFIX = re.compile(r"^(?:srun|sbatch|salloc|slurmstepd(?:-(?P<node>[^:\s]+))?): (?:error: )?")
 _TASK = re.compile(r"^(\S+): (tasks?) ([\d,\-]+): (.+?)\s*$")
 _EXIT = re.compile(r"^Exited with exit code (\d+)$")
 _VERDICT = re.compile(
@@ -52,10 +53,24 @@ _VERDICT = re.compile(
     r"|(UNCORRECTABLE MEMORY ERROR) AT (\S+)"
     r"|STEPD TERMINATED ON (\S+) AT (\S+) DUE TO ([A-Z ]+?)) \*\*\*$"
 )
-_OOM = re.compile(r"^Detected (\d+) oom-kill event\(s\) in (?:StepId=|step )(\d+(?:_\d+)?)")
+#: slurmstepd's stuck-step banner for the extern step (22.05+): ``*** EXTERN STEP FOR 12 STEPD
+#: TERMINATED ON n1 AT t DUE TO JOB NOT RUNNING ***``
+_EXTERN = re.compile(r"^\*\*\* EXTERN STEP FOR (\d+) STEPD TERMINATED ON (\S+) AT (\S+) DUE TO "
+                     r"([A-Z ]+?) \*\*\*$")
+#: srun tearing a step down after a failure (src/srun/srun_job.c, launch/slurm)
+_ABORTED = ("Job step aborted", "forcing job termination", "Force Terminated",
+            "Timed out waiting for job step to complete", "Terminating StepId=",
+            "launch/slurm: _step_signal: Terminating", "Terminating job step")
+#: launch failures (srun/libsrun/launch.c, plugins/launch/slurm)
+_LAUNCH_FAIL = re.compile(r"^(?:Task launch for StepId=\S+ failed on node (\S+): |Application "
+                          r"launch failed: )(.*)$")
+#: allocation / submission refused by slurmctld (srun/allocate.c, sbatch.c)
+_REJECTED = re.compile(r"^(?:Unable to allocate resources|Batch job submission failed|Job "
+                       r"submit/allocate failed|Unable to create step for job \d+): (.*)$")
+_OOM = re.compile(r"^Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )"
+                  r"(\d+(?:_\d+)?)")
 _NODE_FAIL = re.compile(r"^Node failure on (\S+)$")
-_NOISE = ("Job step aborted", "forcing job termination",
-          "Timed out waiting for job step to complete")
+_NOISE: tuple[str, ...] = ()
 
 
 def _hosts(expr: str) -> list[str]:
@@ -68,6 +83,13 @@ def _hosts(expr: str) -> list[str]:
 class SlurmStepMatcher:
     """Recognises srun / slurmstepd lines (see module docstring)."""
 
+    #: every line it can claim starts with one of these programs (parsers.message)
+    SIGNAL: ClassVar[tuple[str, ...]] = ("srun:", "slurmstepd", "sbatch:", "salloc:")
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+
+    def is_open(self) -> bool:
+        return False
+
     format = "slurm_step"
 
     def __init__(self, tz: tzinfo = UTC) -> None:
@@ -75,7 +97,8 @@ class SlurmStepMatcher:
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT/NOISE for an srun/slurmstepd line, None for anything else."""
-        if not (text.startswith("s") and ("srun" in text[:5] or "slurmstepd" in text[:10])):
+        if not (text.startswith("s") and ("srun" in text[:5] or "slurmstepd" in text[:10]
+                                           or "sbatch" in text[:7] or "salloc" in text[:7])):
             return None
         p = _PREFIX.match(text)
         if p is None:
@@ -98,9 +121,29 @@ class SlurmStepMatcher:
             for h in _hosts(m3.group(1)):
                 emit(kind="srun_node_fail", host=h, message=msg, format=self.format)
             return EVENT
-        if msg.startswith(_NOISE):
-            return NOISE
+        if any(a in msg for a in _ABORTED):
+            emit(kind="step_aborted", code=msg.split(":", 1)[0][:60], message=msg,
+                 format=self.format)
+            return EVENT
+        lf = _LAUNCH_FAIL.match(msg)
+        if lf is not None:
+            emit(kind="srun_node_fail", code=lf.group(2)[:80], message=msg, format=self.format,
+                 **({"host": lf.group(1)} if lf.group(1) else {}))
+            return EVENT
+        rj = _REJECTED.match(msg)
+        if rj is not None or (text.startswith(("sbatch", "salloc")) and "error: " in text[:16]):
+            why = rj.group(1) if rj is not None else msg
+            emit(kind="job_rejected", code=why[:120], message=msg, format=self.format)
+            return EVENT
+        r = _stepd_trouble(msg, None, self._with(emit))
+        if r is not None:
+            return r
         return None
+
+    def _with(self, emit: Emit) -> Emit:
+        def out(**fields: Any) -> None:
+            emit(**{"format": self.format, **fields})
+        return out
 
     def finish(self, emit: Emit) -> None:
         """No multi-line state."""
@@ -120,6 +163,11 @@ class SlurmStepMatcher:
         return EVENT
 
     def _verdict(self, msg: str, emit: Emit) -> int | None:
+        x = _EXTERN.match(msg)
+        if x is not None:
+            emit(kind="slurm_stepd_terminated", job_id=x.group(1), host=x.group(2),
+                 code=x.group(4), message=msg, format=self.format)
+            return EVENT
         m = _VERDICT.match(msg)
         if m is None:
             return None

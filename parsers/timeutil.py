@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -99,8 +100,38 @@ class YearInference:
         self.ref_year, self.ref_month = ref.year, ref.month
         self.year: int | None = year
         self.last_month = 0
+        self.pinned: int | None = None  #: set by the prefiltered path: the line's year
+
+    def vector(self, months: Any) -> Any:
+        """Years for a chunk's lines in order (month 0: the line has no year-less stamp; its
+        year is 0), as ``year_for`` called on each stamped line would give; the state moves
+        to the chunk's end."""
+        import numpy as np
+
+        m = np.asarray(months, dtype=np.int64)
+        out = np.zeros(m.size, np.int64)
+        has = np.flatnonzero(m > 0)
+        if not has.size:
+            return out
+        if self.fixed is not None:
+            out[has] = self.fixed
+            return out
+        seq = m[has]
+        prev = np.concatenate(([self.last_month], seq[:-1]))
+        if self.year is None:
+            start = self.ref_year - 1 if seq[0] > self.ref_month else self.ref_year
+            roll = np.concatenate(([0], (seq[1:] < seq[:-1]).astype(np.int64)))
+        else:
+            start = self.year
+            roll = (seq < prev).astype(np.int64)
+        ys = start + np.cumsum(roll)
+        out[has] = ys
+        self.year, self.last_month = int(ys[-1]), int(seq[-1])
+        return out
 
     def year_for(self, month: int) -> int:
+        if self.pinned is not None:
+            return self.pinned
         if self.fixed is not None:
             return self.fixed
         if self.year is None:

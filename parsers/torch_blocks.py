@@ -20,7 +20,9 @@ one (the exception that ended the process).
 
 ChildFailedError report (torch/distributed/elastic/multiprocessing/errors/__init__.py,
 ``_MSG_FORMAT_TEMPLATE`` / ``_FAILURE_FORMAT_TEMPLATE``): one ``elastic_child_failed`` row per
-failure entry, flushed at the closing ``====`` border or in ``finish``.
+failure entry, on the entry's ``traceback :`` line (where it says what killed the rank), and
+the root cause's row once more on the report's first line; flushed at the closing ``====``
+border or in ``finish``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Any
 
+from parsers.nccl import NcclMatcher
 from parsers.timeutil import TimeError, parse_iso
 from parsers.torch_errors import NCCL_NAME_LINE, classify_error
 
@@ -45,7 +48,10 @@ _CONTINUATIONS = ("ncclUnhandledCudaError: ", "ncclSystemError: ", "ncclInternal
                   "Last error:", "CUDA kernel errors might be asynchronously reported",
                   "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
                   "Compile with `TORCH_USE_CUDA_DSA`", "Exception raised from ", "frame #",
-                  "Original reason for failure was")
+                  "Original reason for failure was", "Search for `cuda", "For more detailed error")
+#: the advisory lines torch prints under a CUDA error (c10/cuda/CUDAException.cpp)
+_CUDA_ADVICE = ("CUDA kernel errors might be asynchronously", "For debugging consider passing",
+                "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cuda", "For more detailed error")
 MAX_BLOCK_LINES = 2000  #: a block not closed after this many lines is flushed
 IDLE_LINES = 3  #: a finished chain of another rank prefix is closed after this many lines
 
@@ -147,11 +153,13 @@ class TracebackTracker:
                 tb.state = "frames"
                 return True, []
             return False, self.close(key)
-        # tail: known continuation lines of the final exception's message
+        # tail: known continuation lines of the final exception's message; those that say
+        # something themselves (the NCCL result name, NCCL's last error) get their own row
         if tb.last_error:
             tb.last_error = False
             self._append(tb, stripped)
-            return True, []
+            fields = {"message": stripped, **NcclMatcher.classify_warn(stripped)}
+            return True, self._own_row(tb, stripped, line_no, fields)
         if stripped.startswith(_CONTINUATIONS):
             tb.last_error = stripped == "Last error:"
             n = NCCL_NAME_LINE.match(stripped)
@@ -159,8 +167,24 @@ class TracebackTracker:
                 tb.best["code"] = tb.best.get("code") or n.group("name")
             if n or stripped.startswith("Original reason"):
                 self._append(tb, stripped)
+            if n:
+                return True, self._own_row(tb, stripped, line_no, {
+                    "kind": "nccl_error", "code": n.group("name"), "message": stripped})
+            if tb.best is not None and tb.best.get("kind") in ("cuda_error", "cuda_oom") \
+                    and stripped.startswith(_CUDA_ADVICE):
+                # torch's CUDA error message goes on for 3-4 lines: each says the same error
+                return True, self._own_row(tb, stripped, line_no, {
+                    "kind": tb.best["kind"], "code": tb.best.get("code"), "message": stripped})
             return True, []
         return False, self.close(key)
+
+    @staticmethod
+    def _own_row(tb: Traceback, text: str, line_no: int,
+                 fields: dict[str, Any]) -> list[dict[str, Any]]:
+        row = {"format": "python-traceback", **fields, "line_no": line_no}
+        if tb.key is not None:
+            row["rank"] = tb.key
+        return [row]
 
     def close(self, key: int | None) -> list[dict[str, Any]]:
         """Close the chain of ``key``; its row (if any)."""
@@ -215,6 +239,7 @@ class ElasticReport:
     start: int
     borders: int = 0
     title: str = ""
+    title_line: int = 0
     section: str = "other"  #: other (under "Failures:") | root (under "Root Cause")
     entries: list[dict[str, Any]] = field(default_factory=list)
     current: dict[str, Any] | None = None
@@ -262,6 +287,8 @@ class ElasticTracker:
         f = _FIELD.match(s)
         if f and r.current is not None:
             r.current[f.group(1)] = f.group(2)
+            r.current.setdefault("lines", []).append(line_no)
+            r.current[f.group(1) + "_line"] = line_no
             r.in_traceback = f.group(1) == "traceback"
             return True, []
         if r.current is not None and r.in_traceback and text.startswith("  "):
@@ -271,6 +298,7 @@ class ElasticTracker:
             return True, []
         if r.borders == 1 and not r.title and s.endswith(" FAILED"):
             r.title = s
+            r.title_line = line_no
             return True, []
         return False, []
 
@@ -280,7 +308,19 @@ class ElasticTracker:
         if r is None:
             return []
         self._end_entry(r)
-        return [self._row(r, e) for e in r.entries]
+        rows = [self._row(r, e) for e in r.entries]
+        if not rows:
+            return []
+        # the report's first line and title and each entry's exitcode line say it too
+        roots = [row for row, e in zip(rows, r.entries, strict=True)
+                 if e.get("section") == "root"] or rows
+        extra = [{**roots[0], "line_no": r.start}]
+        if r.title_line:
+            extra.append({**roots[0], "line_no": r.title_line})
+        extra += [{**row, "line_no": e["exitcode_line"]}
+                  for row, e in zip(rows, r.entries, strict=True)
+                  if e.get("exitcode_line") and e["exitcode_line"] != row["line_no"]]
+        return extra + rows
 
     @staticmethod
     def _end_entry(r: ElasticReport) -> None:
@@ -294,8 +334,11 @@ class ElasticTracker:
         local time (``datetime.fromtimestamp(...).isoformat(sep="_")``): read in --tz
         (``assumed_tz``). ``host`` is ``socket.getfqdn()``: shortened to the first label (as
         Slurm and NCCL name hosts) unless it is an IP address."""
+        tb_says = not e.get("traceback", "").startswith("To enable traceback")
+        line = (e.get("traceback_line") if tb_says else None) or e.get("exitcode_line") \
+            or e["line_no"]
         row: dict[str, Any] = {"kind": "elastic_child_failed", "format": "torch-elastic",
-                               "line_no": e["line_no"]}
+                               "line_no": line}
         host = e.get("host", "").strip()
         if host:
             row["host"] = host if _IPV4.match(host) else host.split(".", 1)[0]

@@ -22,20 +22,23 @@ final line, or a C++ ``what():`` nothing else recognises: code = the C++ type),
 (exitcode: N) local_rank: L``: code = exit code, device ``local_rank=L`` -- a local rank, never
 put in ``rank``), ``elastic_signal`` (agent ``Received 15 death signal``: code = signal).
 
-Decisions: the consequence lines ``Some NCCL operations have failed or timed out...``, ``To
-avoid data inconsistency, we are taking the entire process down.``, ``Exception (either an
-error or timeout) detected by watchdog at work``, ``Sending process N closing signal SIGTERM``,
-C++ ``frame #N`` lines, CUDA advisory lines are NOISE (the line they follow carries the
-signal). The same timeout echoed by ``what():`` (same SeqNum and run time) and the same error
-repeated within 50 lines give one row. Month-day stamps in the prefixes are passed as
-``ts_fallback`` (year inferred) for the job-log parser to use only if its prefix has no time.
+Decisions: C++ ``frame #N`` lines and CUDA advisory lines are NOISE (the line they follow
+carries the signal). The watchdog's consequence lines (``Some NCCL operations have failed or
+timed out``, ``To avoid data inconsistency, ...``, ``Exception (either an error or timeout)
+detected by watchdog``) are ``nccl_timeout`` with code ``watchdog_abort`` (ranked below a real
+timeout: they also follow NCCL errors); torchrun's ``Sending process N closing signal SIGTERM`` is
+``elastic_teardown``; c10d TCPStore socket failures are ``rendezvous_error``. Every signal
+line gets its row, repeats and ``what():`` echoes included: a paste of any one of them is
+recognised, and the root cause is unchanged (earliest among equals). Month-day stamps in the
+prefixes are passed as ``ts_fallback`` (year inferred) for the job-log parser to use only if its
+prefix has no time.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import UTC
-from typing import Any
+from typing import Any, ClassVar
 
 from parsers.base import EVENT, NOISE, Emit, FileContext
 from parsers.timeutil import TimeError, YearInference, local_to_us, parse_iso
@@ -59,38 +62,90 @@ _WORKER_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(p
 _DEATH = re.compile(r"Received (\d+) death signal, shutting down workers")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
 _NOISE_MARKS = (
-    "Some NCCL operations have failed or timed out", "To avoid data inconsistency",
-    "detected by watchdog at work", "failure detected by watchdog",
-    "closing signal SIG", "via signal SIG", "CUDA kernel errors might be asynchronously",
+    "CUDA kernel errors might be asynchronously",
     "CUDA_LAUNCH_BLOCKING=1", "TORCH_USE_CUDA_DSA", "Exception raised from ",
     "torch.distributed.run", "torch/distributed/run.py",
     "Setting OMP_NUM_THREADS environment variable", "Dumping nccl trace",
     "ProcessGroupNCCL preparing to dump debug info",
 )
-#: c10d socket retries: NOISE unless the line also names an error (checked after classification)
-_SOCKET_NOISE = ("The server socket has failed to bind", "The client socket has failed to connect",
-                 "The server socket cannot be initialized")
-#: a line without any of these is none of ours (checked before any regex)
+#: the watchdog's own consequence lines (ProcessGroupNCCL.cpp, all versions): the watchdog
+#: saw an error or a timeout and takes the process down -> nccl_timeout, code watchdog_abort
+_ABORT_MARKS = (
+    "Some NCCL operations have failed or timed out", "To avoid data inconsistency",
+    "detected by watchdog at work", "failure detected by watchdog",
+    "Terminating the process after attempting to dump debug info",
+)
+#: torchrun's agent stopping the other workers after one failed (elastic/multiprocessing/api.py)
+_TEARDOWN = re.compile(r"Sending process (\d+) closing signal (SIG\w+)")
+#: c10d TCPStore socket failures (torch/csrc/distributed/c10d/socket.cpp)
+_C10D_SOCKET = re.compile(
+    r"The (client|server) socket (?:has failed to (connect|bind|listen)|has timed out)"
+    r"[^(]*(?:\(errno: (\d+) - ([^)]*)\))?")
+#: retries that are no failure: IPv6 not available (97), the localhost alias (99)
+_BENIGN_ERRNO = ("errno: 97 -", "errno: 99 -")
+_DUMP_SIGNAL = "Received a dump signal due to a collective timeout"
 _KEYWORDS = ("atchdog", "NCCL", "CUDA", "exitcode", "signal", "terminate", "what():", "Error",
-             "socket", "frame #", "torch", "NaN", "Exception", "rror")
+             "socket", "frame #", "torch", "NaN", "Exception", "rror", "data inconsistency",
+             "Terminating the process")
 _FRAME_CPP = re.compile(r"^frame #\d+: ")
-DEDUP_LINES = 50
 
 
 class TorchDistMatcher:
     """Recognises torch.distributed / c10d / elastic lines and Python tracebacks."""
+
+    #: every single line it claims contains one of its keywords (``_KEYWORDS``); tracebacks and
+    #: ChildFailedError reports start with one and hold the block open (``is_open``)
+    SIGNAL: ClassVar[tuple[str, ...]] = (
+        *(k for k in _KEYWORDS if k != "NCCL"), "Traceback (most recent call last)",
+        "ChildFailedError", "NCCL error", "NCCL communicator", "Some NCCL operations",
+        "ProcessGroupNCCL",
+        "Timeout at NCCL work", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+        "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress",
+        "ncclTimeout")
+    #: c10 / glog prefixed lines it calls noise (keyword "NCCL" without a known error)
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = (
+        r"\[[FEWIV](?:\d{4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]+:\d+\] ",
+        r"(?:^|[\s:\]])[FEWIV]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
 
     def __init__(self, ctx: FileContext | None = None) -> None:
         self.tz = ctx.tz if ctx is not None else UTC
         self.years = YearInference(ctx.mtime if ctx else None, ctx.year if ctx else None)
         self.tracebacks = TracebackTracker()
         self.elastic = ElasticTracker(self.tz)
-        self.recent: dict[tuple[Any, ...], int] = {}
         self.cpp_type: str | None = None
+        self.terminate: tuple[int, str] | None = None  #: a "terminate called" awaiting what()
 
     # -- protocol ---------------------------------------------------------------------------
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT/NOISE for a recognised line (rows through ``emit``), else None."""
+        if self.terminate is not None:
+            emit = self._terminate_echo(line_no, emit)
+        return self._match(text, line_no, emit)
+
+    def _terminate_echo(self, line_no: int, emit: Emit) -> Emit:
+        """``terminate called after throwing an instance of 'T'`` says nothing until the
+        ``what():`` line after it does: the first row of the next lines is copied onto it."""
+        assert self.terminate is not None
+        t_line, t_type = self.terminate
+        if line_no - t_line > 3:
+            self.terminate = None
+            emit(kind="python_exception", code=t_type, line_no=t_line, format="torch",
+                 message=f"terminate called after throwing an instance of '{t_type}'")
+            return emit
+
+        def out(**fields: Any) -> None:
+            emit(**fields)
+            if self.terminate is not None and fields.get("line_no") in (None, line_no) \
+                    and "what():" in str(fields.get("message", "")):
+                self.terminate = None
+                emit(**{**fields, "line_no": t_line})
+        return out
+
+    def is_open(self) -> bool:
+        return self.terminate is not None or bool(self.tracebacks.open) \
+            or self.elastic.report is not None
+
+    def _match(self, text: str, line_no: int, emit: Emit) -> int | None:
         rank: int | None = None
         body = text
         m = _RANK_PREFIX.match(text)
@@ -115,6 +170,8 @@ class TorchDistMatcher:
 
     def finish(self, emit: Emit) -> None:
         """Flush open tracebacks and an unclosed ChildFailedError report."""
+        if self.terminate is not None:
+            self._terminate_echo(self.terminate[0] + 99, emit)
         _emit_rows(self.tracebacks.close_all(), emit)
         _emit_rows(self.elastic.close(), emit)
 
@@ -129,24 +186,45 @@ class TorchDistMatcher:
         if "Watchdog caught" in body:
             w = _WATCHDOG.search(body)
             if w:
-                dkey = ("wd", w.group("seq"), w.group("op"), w.group("ran"))
-                self._seen(("seq", rank, w.group("seq")), line_no)
-                if not self._seen(dkey, line_no):
-                    emit(**base, kind="nccl_timeout", code=w.group("op"),
-                         value=int(w.group("tmo")) / 1000.0, message=_msg(body),
-                         format="torch-c10d")
+                emit(**base, kind="nccl_timeout", code=w.group("op"),
+                     value=int(w.group("tmo")) / 1000.0, message=_msg(body),
+                     format="torch-c10d")
                 return EVENT
         if "watchdog got stuck" in body or "Heartbeat monitor timed out" in body:
             s = _STUCK.search(body)
-            if not self._seen(("hang", rank), line_no, 1000):
-                emit(**base, kind="nccl_timeout", code="watchdog_hang", message=_msg(body),
-                     format="torch-c10d", **({"value": float(s.group(1))} if s else {}))
+            emit(**base, kind="nccl_timeout", code="watchdog_hang", message=_msg(body),
+                 format="torch-c10d", **({"value": float(s.group(1))} if s else {}))
             return EVENT
         if "Timeout at NCCL work" in body:
             t = _TIMEOUT_AT.search(body)
-            if t and not self._seen(("seq", rank, t.group(1)), line_no, 1000):
+            if t:
                 emit(**base, kind="nccl_timeout", message=_msg(body), format="torch-c10d")
             return EVENT
+        if _DUMP_SIGNAL in body:
+            emit(**base, kind="nccl_timeout", code="dump_signal", message=_msg(body),
+                 format="torch-c10d")
+            return EVENT
+        if any(k in body for k in _ABORT_MARKS):
+            emit(**base, kind="nccl_timeout", code="watchdog_abort", message=_msg(body),
+                 format="torch-c10d")
+            return EVENT
+        if "closing signal" in body:
+            td = _TEARDOWN.search(body)
+            if td:
+                emit(**base, kind="elastic_teardown", code=td.group(2), message=_msg(body),
+                     format="torch-elastic")
+                return EVENT
+        if ("socket" in body and "[c10d]" in body) or "The client socket has timed out" in body:
+            cs = _C10D_SOCKET.search(body)
+            if cs and any(b in body for b in _BENIGN_ERRNO):
+                return NOISE
+            if cs:
+                what = f"{cs.group(1)}_{cs.group(2)}_failed" if cs.group(2) else \
+                    f"{cs.group(1)}_timeout"
+                emit(**base, kind="rendezvous_error", code=what, message=_msg(body),
+                     format="torch-c10d",
+                     **({"value": float(cs.group(3))} if cs.group(3) else {}))
+                return EVENT
         if any(k in body for k in _NOISE_MARKS) or _FRAME_CPP.match(body):
             return NOISE
         if "exitcode" in body:
@@ -166,7 +244,8 @@ class TorchDistMatcher:
         if "terminate called after throwing" in body:
             c = _TERMINATE.search(body)
             self.cpp_type = c.group(1) if c else None
-            return NOISE
+            self.terminate = (line_no, self.cpp_type or "C++ exception")
+            return EVENT
         return self._error_line(body, base, key, line_no, emit)
 
     def _error_line(self, body: str, base: dict[str, Any], key: int | None, line_no: int,
@@ -177,26 +256,18 @@ class TorchDistMatcher:
         if fields is None and what:
             fields = {"kind": "python_exception", "code": self.cpp_type or "C++ exception"}
         if fields is None:
-            if any(k in body for k in _SOCKET_NOISE) or _C10.search(body) or _GLOG.match(body):
+            if _C10.search(body) or _GLOG.match(body):
                 return NOISE
             return None
         msg = _msg(body)
-        dkey = ("err", fields["kind"], fields.get("code"), msg.split("what():")[-1].strip())
         row = {**base, **fields, "message": msg, "format": "torch"}
-        if self._seen(dkey, line_no):
-            row = {}
+        if what and self.terminate is not None:  # the row of the line that says what it was
+            t_line, self.terminate = self.terminate[0], None
+            emit(**{**row, "line_no": t_line})
         _emit_rows(self.tracebacks.open_tail(key, row or None, line_no), emit)
         return EVENT
 
     # -- helpers ----------------------------------------------------------------------------
-    def _seen(self, key: tuple[Any, ...], line_no: int, window: int = DEDUP_LINES) -> bool:
-        """True if ``key`` was seen within ``window`` lines; records it either way."""
-        last = self.recent.get(key)
-        self.recent[key] = line_no
-        if len(self.recent) > 4096:
-            self.recent = {k: v for k, v in self.recent.items() if line_no - v <= 1000}
-        return last is not None and line_no - last <= window
-
     def _prefix_fields(self, body: str) -> dict[str, Any]:
         """``ts_fallback`` from a c10/glog month-day stamp or a Python-logging date."""
         m = _C10.search(body) or _GLOG.match(body)

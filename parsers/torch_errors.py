@@ -100,4 +100,8 @@ def classify_error(text: str) -> dict[str, Any] | None:
             return {"kind": "rendezvous_error", "code": r.group(1)}
     if "server socket has failed to listen" in text:
         return {"kind": "rendezvous_error", "code": "server_listen_failed"}
+    if "The client socket has timed out" in text:
+        return {"kind": "rendezvous_error", "code": "client_timeout"}
+    if "Timed out initializing process group in store based barrier" in text:
+        return {"kind": "rendezvous_error", "code": "store_barrier_timeout"}
     return None

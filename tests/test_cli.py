@@ -120,25 +120,26 @@ def test_ingest_unknown_file_exact_table(tmp_path: Path) -> None:
     lines = out.splitlines()
     assert lines[:-1] == [
         "Line accounting per file (read = events + irrelevant + unparsed):",
-        f"{'file':<{len(str(f))}}  source   unit  read  events  irrelevant  unparsed",
-        f"{f}  unknown  line     4       0           0         4",
+        f"{'file':<{len(str(f))}}  source  unit  read  events  irrelevant  unparsed",
+        f"{f}  text    line     4       0           1         3",
         "",
         "Per source:",
-        "source   unit  files  read  events  irrelevant  unparsed",
-        "unknown  line      1     4       0           0         4",
-        "total              1     4       0           0         4",
+        "source  unit  files  read  events  irrelevant  unparsed",
+        "text    line      1     4       0           1         3",
+        "total             1     4       0           1         3",
         "",
-        f"note: {f}: format not recognised; name it with --source",
-        "note: 4 unparsed lines; samples in the unparsed_samples table",
+        f"note: {f}: no known layout; read as text (every signature tried); name a source "
+        "with --source if it is one",
+        "note: 3 unparsed lines; samples in the unparsed_samples table",
         "",
     ]
     assert lines[-1].startswith(f"Wrote 0 events and 0 scheduler records to {out_dir}/")
     con = duckdb.connect(str(out_dir / "tormortem.duckdb"), read_only=True)
     samples = con.execute("SELECT line_no, text FROM unparsed_samples ORDER BY 1").fetchall()
-    assert samples == [(1, "hello"), (2, "world"), (3, ""), (4, "last line without newline")]
+    assert samples == [(1, "hello"), (2, "world"), (4, "last line without newline")]
     assert {r[0] for r in con.execute("SHOW TABLES").fetchall()} >= {
         "events", "attempts", "job_steps", "line_accounting", "unparsed_samples", "rules",
-        "classified_events"}
+        "classified_events", "unknown_templates"}
 
 
 def test_ingest_sample_logs_accounting_adds_up(tmp_path: Path) -> None:

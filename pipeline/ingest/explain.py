@@ -24,6 +24,7 @@ def explain_files(files: list[InputFile], *, tz: tzinfo, year: int | None = None
                   ) -> list[dict[str, Any]]:
     """One record per event of ``files``, classified by the rule table, in file/line order."""
     rules = rules_mod.load_rules(extra_rules or [])
+    rules_mod.activate_text_rules(rules)
     batches: list[pa.RecordBatch] = []
     for f in files:
         parse_file(f, batches.append, lambda _b: None, tz=tz, year=year, source=source)

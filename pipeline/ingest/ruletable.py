@@ -9,6 +9,7 @@ with a message that says what to fix.
 from __future__ import annotations
 
 import csv
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -123,6 +124,33 @@ def load_rules(extra: list[Path] | None = None) -> pa.Table:
                 }
     _check_regexes(regexes)
     return pa.Table.from_pylist(list(by_id.values()), RULES_SCHEMA)
+
+
+def activate_text_rules(rules: pa.Table) -> None:
+    """Rules of kind ``text`` are signatures too: their ``pattern`` (searched in the message of
+    every line no recogniser claims) makes an event of kind ``text`` with the rule's id as
+    code, which that rule then classifies. This is how a rule written from an unknown-line
+    template (``tormortem explain --unknown``) takes effect without code."""
+    from parsers import signature_table as st
+    from parsers.anchors import required_literals
+
+    extra = []
+    for r in rules.to_pylist():
+        if r["kind"] != "text":
+            continue
+        pattern = r["pattern"] or ""
+        anchors = required_literals(pattern) if pattern else None
+        if anchors is None:
+            raise RulesError(f"rule {r['id']!r} (kind text) needs a pattern with literal text "
+                             "(e.g. a word of the template) so lines can be selected by it")
+        try:
+            regex = re.compile(pattern)
+        except re.error as e:
+            raise RulesError(f"rule {r['id']!r}: pattern {pattern!r}: {e}") from None
+        extra.append(st.Signature(str(r["id"]), "text", regex, (("code", str(r["id"])),), (),
+                                  "user-rule", False, tuple(sorted(anchors.literals)),
+                                  anchors.ci, (), str(r["note"] or "")))
+    st.EXTRA[:] = extra
 
 
 def register(con: duckdb.DuckDBPyConnection, rules: pa.Table) -> None:

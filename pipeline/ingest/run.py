@@ -33,6 +33,7 @@ from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
 from pipeline.ingest import ruletable as rules_mod
+from pipeline.ingest import unknown
 from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
@@ -65,6 +66,7 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
            progress: ProgressFn | None = None) -> IngestResult:
     """Parse ``files`` into ``out`` (created; an existing database there is replaced)."""
     rules = rules_mod.load_rules(extra_rules or [])  # fail early on a bad rules file
+    rules_mod.activate_text_rules(rules)
     out.mkdir(parents=True, exist_ok=True)
     db_path = out / DB_NAME
     for p in (db_path, out / (DB_NAME + ".wal")):
@@ -101,6 +103,8 @@ def _write_accounting(result: IngestResult, out: Path) -> None:
     samples = [{"file": f.file, "source": f.source, "line_no": n, "text": t}
                for f in result.files for n, t in f.acct.samples]
     pq.write_table(pa.Table.from_pylist(samples, UNPARSED), out / "unparsed_samples.parquet")
+    templates = unknown.mine((f.file, f.acct.unknown.forms) for f in result.files)
+    pq.write_table(unknown.to_table(templates), out / "unknown_templates.parquet")
 
 
 def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
@@ -122,7 +126,7 @@ def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
     else:
         con.execute("ALTER TABLE events_raw RENAME TO events_other")
     con.execute(events_view_sql())
-    for name in ("attempts", "line_accounting", "unparsed_samples"):
+    for name in ("attempts", "line_accounting", "unparsed_samples", "unknown_templates"):
         con.execute(f"CREATE TABLE {name}_all AS SELECT * FROM "
                     f"read_parquet('{_q(out / (name + '.parquet'))}')")
     con.execute("CREATE TABLE attempts AS SELECT * FROM attempts_all WHERE step IS NULL")
@@ -130,6 +134,7 @@ def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
     con.execute("DROP TABLE attempts_all")
     con.execute("ALTER TABLE line_accounting_all RENAME TO line_accounting")
     con.execute("ALTER TABLE unparsed_samples_all RENAME TO unparsed_samples")
+    con.execute("ALTER TABLE unknown_templates_all RENAME TO unknown_templates")
     rules_mod.register(con, rules)
     con.execute("CREATE VIEW classified_events AS " + rules_mod.sql("classified_events"))
     if result.anchored:

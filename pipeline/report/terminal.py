@@ -113,3 +113,22 @@ def progress(files: list[InputFile], enabled: bool
             bar.advance(task, f.path.stat().st_size)
 
         yield advance
+
+
+def template_record(t: Any) -> dict[str, Any]:
+    """One unknown-line template (``pipeline.ingest.unknown.Template``) as a JSON record."""
+    first = t.first or (None, None, None)
+    return {"template": t.template, "count": t.count, "files": len(t.files),
+            "trouble": t.trouble, "first_file": first[0], "first_line_no": first[1],
+            "example": first[2]}
+
+
+def unknown_table(templates: list[Any]) -> str:
+    """Templates of unrecognised lines, trouble first (``explain --unknown``)."""
+    if not templates:
+        return "Every line was recognised (no unparsed lines)."
+    rows = [["!" if t.trouble else "", f"{t.count:,}", str(len(t.files)), t.template[:100],
+             f"{t.first[0]}:{t.first[1]}" if t.first else ""] for t in templates]
+    return (table(["", "lines", "files", "template", "first seen"], rows, {1, 2})
+            + "\n! = looks like trouble. Write a rule of kind text from a template to make "
+              "such lines events (see the README, section on the rule table).")

@@ -33,13 +33,27 @@ def test_step_timer_and_overflow_lines() -> None:
         " MaxMemAllocated=15.06GB",
     ]) + "\n"
     rows, _, acct = parse(JobLogParser, text, PATH)
+    # the overflow line is a loss_scale_overflow (value = the scale tried; "Reducing dynamic loss
+    # scale" repeats it and stays NOISE); ThroughputTimer lines are progress_rate rows (iteration
+    # = global step, or the micro step of the old "0/20" form: code says which; value =
+    # RunningAvgSamplesPerSec)
     assert pick(rows) == [
+        {"ts": "2023-11-07T01:55:08.040000Z", "host": "node003", "kind": "loss_scale_overflow",
+         "job_id": "77", "rank": None, "code": None, "iteration": None, "value": 8192.0,
+         "device": None},
         {"ts": "2023-11-07T01:55:23.711000Z", "host": "node003", "kind": "iteration",
          "job_id": "77", "rank": 0, "code": None, "iteration": 10, "value": None, "device": None},
+        {"ts": "2023-11-07T01:55:23.714000Z", "host": "node003", "kind": "progress_rate",
+         "job_id": "77", "rank": None, "code": "global_step", "iteration": 10,
+         "value": 25.025771473496132, "device": None},
+        {"ts": "2022-08-29T06:58:56.176000Z", "host": "node003", "kind": "progress_rate",
+         "job_id": "77", "rank": None, "code": "micro_step", "iteration": 20,
+         "value": 232.7340551694273, "device": None},
     ]
-    assert rows[0]["ts_flag"] == "assumed_tz" and rows[0]["format"] == "deepspeed"
-    assert rows[0]["message"] is None  # progress rows keep no text (file/line_no locate it)
-    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (5, 1, 4, 0)
+    step = rows[1]
+    assert step["ts_flag"] == "assumed_tz" and step["format"] == "deepspeed"
+    assert step["message"] is None  # progress rows keep no text (file/line_no locate it)
+    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (5, 4, 1, 0)
 
 
 def test_checkpoint_save_and_load() -> None:

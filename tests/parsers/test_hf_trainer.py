@@ -44,10 +44,15 @@ def test_trainer_run() -> None:
     ]) + "\n"
     rows, _, acct = parse(JobLogParser, text, PATH)
     assert pick(rows, ("ts", "host", "kind", "job_id", "code", "iteration", "value")) == [
+        {"ts": "2024-05-01T12:00:00.123000Z", "host": "gpu-worker-3", "kind": "train_start",
+         "job_id": "555", "code": None, "iteration": None, "value": None},
         {"ts": "2024-05-01T12:00:00.125000Z", "host": "gpu-worker-3", "kind": "ckpt_load",
          "job_id": "555", "code": None, "iteration": 500, "value": None},
         {"ts": "2024-05-01T12:00:00.125000Z", "host": "gpu-worker-3", "kind": "hf_log",
          "job_id": "555", "code": None, "iteration": None, "value": 2.3456},
+        # the eval dict is an eval row (value = eval_loss), its time inherited like hf_log's
+        {"ts": "2024-05-01T12:00:00.125000Z", "host": "gpu-worker-3", "kind": "eval",
+         "job_id": "555", "code": None, "iteration": None, "value": 0.7353992462158203},
         {"ts": "2025-02-07T15:29:09.695000Z", "host": "gpu-worker-3", "kind": "ckpt_save_start",
          "job_id": "555", "code": None, "iteration": 600, "value": None},
         {"ts": "2025-02-07T15:30:09.695000Z", "host": "gpu-worker-3", "kind": "ckpt_save_start",
@@ -57,9 +62,10 @@ def test_trainer_run() -> None:
         {"ts": "2025-02-07T16:00:00.001000Z", "host": "gpu-worker-3", "kind": "train_end",
          "job_id": "555", "code": "train_runtime", "iteration": None, "value": 1234.5678},
     ]
-    assert [r["ts_flag"] for r in rows] == ["assumed_tz", "inherited", "assumed_tz",
-                                            "assumed_tz", "inherited", "inherited"]
-    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (15, 6, 9, 0)
+    assert [r["ts_flag"] for r in rows] == ["assumed_tz", "assumed_tz", "inherited",
+                                            "inherited", "assumed_tz", "assumed_tz",
+                                            "inherited", "inherited"]
+    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (15, 8, 7, 0)
 
 
 def test_tqdm_carriage_returns() -> None:
@@ -75,6 +81,15 @@ def test_tqdm_carriage_returns() -> None:
         " 10%|█         | 201/2000 [02:47<24:54,  1.20it/s]",
     ]) + "\n" + "Map: 100%|██████████| 1000/1000 [00:00<00:00, 9000.00 examples/s]\n"
     rows, _, acct = parse(JobLogParser, text, PATH)
-    assert pick(rows, ("kind", "value")) == [{"kind": "hf_log", "value": 1.9}]
-    assert rows[0]["line_no"] == 1
-    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (3, 1, 2, 0)
+    # every carriage-return part is judged: each bar redraw is a progress_bar row (iteration =
+    # n, value = total, code = the bar's description), the log dict between them an hf_log row
+    assert pick(rows, ("kind", "code", "iteration", "value", "line_no")) == [
+        {"kind": "progress_bar", "code": None, "iteration": 100, "value": 2000.0, "line_no": 1},
+        {"kind": "progress_bar", "code": None, "iteration": 101, "value": 2000.0, "line_no": 1},
+        {"kind": "hf_log", "code": None, "iteration": None, "value": 1.9, "line_no": 1},
+        {"kind": "progress_bar", "code": None, "iteration": 102, "value": 2000.0, "line_no": 1},
+        {"kind": "progress_bar", "code": None, "iteration": 200, "value": 2000.0, "line_no": 2},
+        {"kind": "progress_bar", "code": None, "iteration": 201, "value": 2000.0, "line_no": 2},
+        {"kind": "progress_bar", "code": "Map", "iteration": 1000, "value": 1000.0, "line_no": 3},
+    ]
+    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (3, 3, 0, 0)

@@ -37,11 +37,21 @@ def test_dmesg_raw_xid119_with_gsp_details() -> None:
         "[ 2638.641541] NVRM: GPU0 RPC history (CPU -> GSP):\n"
     )
     events, acct = run(text, "node017/dmesg.txt")
-    assert pick(events, K) == [{"ts": None, "host": "node017", "kind": "xid", "code": "119",
-                                "value": 32273.0, "device": "0000:03:00"}]
+    # the GSP RPC buffer / history lines after the Xid are the report's lines: each gets a
+    # gsp_error row with the block's code
+    assert pick(events, K) == [
+        {"ts": None, "host": "node017", "kind": "xid", "code": "119", "value": 32273.0,
+         "device": "0000:03:00"},
+        {"ts": None, "host": "node017", "kind": "gsp_error", "code": "xid119", "value": None,
+         "device": None},
+        {"ts": None, "host": "node017", "kind": "gsp_error", "code": "xid119", "value": None,
+         "device": None},
+    ]
+    assert [(e["ts_flag"], e["uptime_s"], e["format"], e["host_from"], e["line_no"])
+            for e in events] == [("uptime", 2638.641516, "dmesg", "path", 3),
+                                 ("uptime", 2638.641531, "dmesg", "path", 4),
+                                 ("uptime", 2638.641541, "dmesg", "path", 5)]
     e = events[0]
-    assert (e["ts_flag"], e["uptime_s"], e["format"], e["host_from"], e["line_no"]) == (
-        "uptime", 2638.641516, "dmesg", "path", 3)
     assert e["message"].startswith("NVRM: Xid (PCI:0000:03:00): 119, pid=32273, name=nvitop,")
     assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (5, 3, 2, 0)
 
@@ -100,13 +110,16 @@ def test_xid79_echo_and_154_syslog_with_uptime() -> None:
     assert pick(events, K) == [
         {"ts": "2024-05-07T07:02:39Z", "host": "node018", "kind": "xid", "code": "79",
          "value": None, "device": "0000:05:00"},
+        {"ts": "2024-05-07T07:02:39Z", "host": "node018", "kind": "gpu_lost",
+         "code": "fallen_off_bus", "value": None, "device": "0000:05:00"},
         {"ts": "2024-05-07T07:02:39Z", "host": "node018", "kind": "xid", "code": "154",
          "value": None, "device": "0000:05:00"},
     ]
-    assert [e["uptime_s"] for e in events] == [21585697.123401, 21585697.123478]
+    assert [e["uptime_s"] for e in events] == [21585697.123401, 21585697.123412,
+                                               21585697.123478]
     assert {(e["format"], e["ts_flag"], e["host_from"]) for e in events} == {
         ("syslog-rfc3164", "inferred_year", "line")}
-    # the driver's echo of Xid 79 is part of the event; sshd is noise
+    # the driver's echo of Xid 79 gets its own gpu_lost row (no dedup); sshd is noise
     assert (acct.events, acct.irrelevant, acct.unparsed) == (3, 1, 0)
 
 
@@ -126,19 +139,30 @@ def test_gpu_lost_without_xid() -> None:
         "[   21.092238] NVRM: GPU 0000:01:00.0: rm_init_adapter failed, device minor number 0\n"
     )
     events, acct = run(text, "node017/dmesg.txt")
-    assert pick(events, ("kind", "code", "device", "uptime_s")) == [
+    # each line of the 3-line message gets a gpu_lost row (the indented continuation lines
+    # take the first line's uptime); the probe failure that follows is a gpu_lost row of its
+    # own; "rm_init_adapter failed" after "RmInitAdapter failed!" gets its own row too
+    assert pick(events, ("kind", "code", "device", "uptime_s", "line_no")) == [
         {"kind": "gpu_lost", "code": "fallen_off_bus", "device": "0000:b3:00",
-         "uptime_s": 1843.308145},
+         "uptime_s": 1843.308145, "line_no": 1},
+        {"kind": "gpu_lost", "code": "fallen_off_bus", "device": "0000:b3:00",
+         "uptime_s": 1843.308145, "line_no": 2},
+        {"kind": "gpu_lost", "code": "fallen_off_bus", "device": "0000:b3:00",
+         "uptime_s": 1843.308145, "line_no": 3},
+        {"kind": "gpu_lost", "code": "probe_failed", "device": None,
+         "uptime_s": 1843.439662, "line_no": 4},
         {"kind": "gpu_lost", "code": "fallen_off_bus", "device": "0000:01:00",
-         "uptime_s": 49.261458},
+         "uptime_s": 49.261458, "line_no": 5},
         {"kind": "gpu_lost", "code": "RmInitAdapter", "device": "0000:01:00",
-         "uptime_s": 21.091872},
+         "uptime_s": 21.091872, "line_no": 7},
+        {"kind": "gpu_lost", "code": "RmInitAdapter", "device": "0000:01:00",
+         "uptime_s": 21.092238, "line_no": 8},
     ]
-    assert events[0]["line_no"] == 3 and events[0]["ts_flag"] == "uptime"
-    assert (acct.events, acct.irrelevant, acct.unparsed) == (6, 2, 0)
+    assert events[0]["ts_flag"] == "uptime"
+    assert (acct.events, acct.irrelevant, acct.unparsed) == (7, 1, 0)
 
 
-def test_gsp_heartbeat_journal_and_dedup() -> None:
+def test_gsp_heartbeat_journal_one_row_per_line() -> None:
     # ublue-os/bazzite#4449 (journalctl --no-hostname -k), driver 570+ "GPU0 " prefix
     text = (
         "Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspProcessRpcEvent: Attempted to process RPC "
@@ -167,9 +191,13 @@ def test_gsp_heartbeat_journal_and_dedup() -> None:
          "code": "_kgspIsHeartbeatTimedOut", "device": "GPU0"},
         {"ts": "2024-03-21T21:42:01Z", "host": "node019", "kind": "gsp_error",
          "code": "_kgspRpcRecvPoll", "device": "GPU0"},
+        # the repeated heartbeat line is not deduplicated: one row per line
+        {"ts": "2024-03-21T21:50:24Z", "host": "node019", "kind": "gsp_error",
+         "code": "_kgspIsHeartbeatTimedOut", "device": "GPU6"},
         {"ts": "2024-03-21T21:50:24Z", "host": "node019", "kind": "gsp_error",
          "code": "_kgspIsHeartbeatTimedOut", "device": "GPU6"},
     ]
+    assert [e["line_no"] for e in events] == [2, 3, 4, 6, 7]
     assert {e["host_from"] for e in events} == {"path"}  # --no-hostname: host from path
     assert {e["format"] for e in events} == {"journal-short"}
     assert (acct.events, acct.irrelevant) == (5, 2)

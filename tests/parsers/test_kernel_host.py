@@ -40,16 +40,32 @@ def test_aer_blocks() -> None:
         "0000:00:00.0\n"
     )
     events, acct = run(text, "node017/dmesg.txt")
+    # every line of a report gets a row with the device's severity code: the header's row
+    # (its own uptime) waits for the device line; the device line and the detail lines
+    # (error status/mask, [NN] bits, TLP Header) get rows of their own
+    fatal = {"kind": "pcie_aer", "code": "uncorrected_fatal", "device": "0000:00:03.0"}
+    nonfatal = {"kind": "pcie_aer", "code": "uncorrected_nonfatal", "device": "0000:80:1b.4"}
     assert pick(events, ("kind", "code", "device", "uptime_s", "line_no")) == [
-        {"kind": "pcie_aer", "code": "uncorrected_fatal", "device": "0000:00:03.0",
-         "uptime_s": 5120.334105, "line_no": 2},
+        {**fatal, "uptime_s": 5120.334101, "line_no": 1},
+        {**fatal, "uptime_s": 5120.334105, "line_no": 2},
+        {**fatal, "uptime_s": 5120.335003, "line_no": 3},
+        {**fatal, "uptime_s": 5120.335892, "line_no": 4},
+        {**fatal, "uptime_s": 5120.336786, "line_no": 5},
         {"kind": "pcie_aer", "code": "corrected", "device": "0000:00:1c.5",
          "uptime_s": 6000.000001, "line_no": 7},
-        {"kind": "pcie_aer", "code": "uncorrected_nonfatal", "device": "0000:80:1b.4",
-         "uptime_s": 7000.000002, "line_no": 10},
+        {**nonfatal, "uptime_s": 7000.000001, "line_no": 9},
+        {**nonfatal, "uptime_s": 7000.000002, "line_no": 10},
+        {**nonfatal, "uptime_s": 7000.000003, "line_no": 11},
+        {**nonfatal, "uptime_s": 7000.000004, "line_no": 12},
+        {**nonfatal, "uptime_s": 7000.000005, "line_no": 13},
         {"kind": "pcie_aer", "code": "corrected", "device": "0000:00:00.0",
          "uptime_s": 8000.000001, "line_no": 14},
     ]
+    dev = ("pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
+           "type=Transaction Layer, (Requester ID)")
+    assert events[0]["message"] == ("pcieport 0000:00:03.0: AER: Multiple Uncorrected (Fatal) "
+                                    "error received: 0000:00:03.0 -> " + dev)
+    assert events[1]["message"] == dev
     assert (acct.events, acct.irrelevant, acct.unparsed) == (12, 2, 0)
 
 
@@ -85,6 +101,9 @@ def test_mce_edac() -> None:
          "device": "mc0:CPU_SrcID#0_MC#0_Chan#0_DIMM#0", "value": 1.0},
         {"ts": "2020-01-27T19:31:00Z", "kind": "mce", "code": "uncorrected",
          "device": "cpu1/bank7", "value": None},
+        # the open report's next [Hardware Error] line gets a row of its own
+        {"ts": "2020-01-27T19:31:00Z", "kind": "mce", "code": "uncorrected",
+         "device": None, "value": None},
         {"ts": "2020-01-27T19:32:00Z", "kind": "mce", "code": "corrected",
          "device": "cpu3/bank7", "value": None},
     ]
@@ -116,6 +135,8 @@ def test_mlx5_and_ib() -> None:
     assert pick(events, ("kind", "code", "device")) == [
         {"kind": "ib_link_down", "code": "DOWN", "device": "mlx5_5/1"},
         {"kind": "mlx5_error", "code": "cable_unplugged", "device": "0000:63:00.1"},
+        # each health line gets a row (print_health_info after poll_health)
+        {"kind": "mlx5_error", "code": "health_compromised", "device": "0000:41:00.0"},
         {"kind": "mlx5_error", "code": "health_compromised", "device": "0000:41:00.0"},
         {"kind": "mlx5_error", "code": "cmd_out_err", "device": "0000:d2:00.0"},
     ]
@@ -145,9 +166,17 @@ def test_oom_sequences_and_job_from_memcg() -> None:
         "UID:1000 pgtables:1372kB oom_score_adj:0\n"
     )
     events, acct = run(text, "node021/dmesg-iso.txt")
+    # every report line (invoked oom-killer, oom-kill:constraint=, Killed process) is an
+    # oom_kill row; the stack line and oom_reaper are noise
     assert pick(events, ("ts", "kind", "code", "value", "job_id")) == [
+        {"ts": "2024-04-29T12:55:41.678628Z", "kind": "oom_kill", "code": "pool",
+         "value": None, "job_id": None},
+        {"ts": "2024-04-29T12:55:41.679685Z", "kind": "oom_kill", "code": "oom-kill",
+         "value": None, "job_id": None},
         {"ts": "2024-04-29T12:55:41.679700Z", "kind": "oom_kill", "code": "perl",
          "value": 1440763.0, "job_id": None},
+        {"ts": "2024-04-29T13:00:00.000001Z", "kind": "oom_kill", "code": "oom-kill",
+         "value": None, "job_id": "4242"},
         {"ts": "2024-04-29T13:00:00.000002Z", "kind": "oom_kill", "code": "python",
          "value": 9876.0, "job_id": "4242"},
     ]
@@ -196,5 +225,7 @@ def test_storage_hung_panic() -> None:
         {"kind": "io_error", "code": "nfs", "device": "nfs01", "value": None},
         {"kind": "hung_task", "code": "python", "device": None, "value": 48213.0},
         {"kind": "kernel_panic", "code": "Fatal machine check", "device": None, "value": None},
+        # "---[ end Kernel panic - not syncing: X ]---" is a kernel_panic row too
+        {"kind": "kernel_panic", "code": "Fatal machine check", "device": None, "value": None},
     ]
-    assert (acct.events, acct.irrelevant, acct.unparsed) == (8, 7, 0)
+    assert (acct.events, acct.irrelevant, acct.unparsed) == (9, 6, 0)

@@ -107,8 +107,12 @@ def test_healthy_info_is_noise() -> None:
         "kolyoz2:25146:25852 [0] NCCL INFO [Service thread] Connection closed by localRank 0",
     ]
     statuses, rows = run(lines)
-    assert statuses == [NOISE] * len(lines)
-    assert rows == []
+    # all healthy but the INFO error-return trace "file.cc:NNN -> N": an nccl_trace row whose
+    # code names the ncclResult_t (6 = ncclRemoteError)
+    assert statuses == [NOISE] * 7 + [EVENT, NOISE]
+    assert pick(rows) == [
+        {"kind": "nccl_trace", "code": "ncclRemoteError", "host": "gpu004", "device": "3"}]
+    assert rows[0]["message"] == "misc/socket.cc:749 -> 6"
 
 
 def test_unrelated_and_malformed_lines_are_not_claimed() -> None:
@@ -132,9 +136,15 @@ def test_sample_accounting() -> None:
     text = (SAMPLES / "slurm-4242.out").read_text()
     lines = [re.sub(r"^\s*\d+: ?", "", t, count=1) for t in text.splitlines()]
     statuses, rows = run(lines)
-    assert statuses.count(EVENT) == 2
-    assert statuses.count(NOISE) == 18  # lines 1-14, the three "-> 6" lines, Service thread
+    # events: the WARN, the three "-> 6" traces, the two bare "NET/IB : ..." lines echoed in
+    # "Last error:" (classified like the WARN) and the Abort COMPLETE
+    assert statuses.count(EVENT) == 7
+    assert statuses.count(NOISE) == 15  # lines 1-14, Service thread
+    trace = {"kind": "nccl_trace", "code": "ncclRemoteError", "host": "node018", "device": "0"}
     assert pick(rows) == [
         {"kind": "nccl_ib_error", "code": "12", "host": "node018", "device": "0"},
+        trace, trace, trace,
+        {"kind": "nccl_ib_error", "code": "12"},
+        {"kind": "nccl_ib_error", "code": "12"},
         {"kind": "nccl_abort", "host": "node017", "device": "3"},
     ]

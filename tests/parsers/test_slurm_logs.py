@@ -115,7 +115,10 @@ def test_update_node_reason_becomes_down_code() -> None:
             "[2026-11-29T19:52:47.087] update_node: node n2 state set to IDLE\n")
     events, _, acct = parse(SlurmctldParser, text, "slurmctld.log")
     t = "2026-11-29T19:52:42.049000Z"
+    # the reason line is a node_drain row of its own (code = the reason), as well as the code
+    # of the later state row
     assert pick(events) == [
+        _row(t, "node_drain", code="GPU XID 79 (injected)", host="n2"),
         _row(t, "job_requeue", "7", "node failure", host="n2"),
         _row(t, "job_requeue", "7"),
         _row(t, "node_down", code="GPU XID 79 (injected)", host="n2"),
@@ -139,8 +142,14 @@ def test_slurmctld_noise_and_malformed() -> None:
         "[2026-11-29T19:52 sched: Allocate JobId=1 NodeList=n1 #CPUs=1 Partition=gpu\n"
     )
     events, _, acct = parse(SlurmctldParser, text, "slurmctld.log")
-    assert events == []
-    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (7, 0, 5, 2)
+    # the line without an envelope goes to the prefix+message layers, which know it: a job_end
+    # row with no time and no host; the truncated stamp stays unparsed
+    assert pick(events) == [_row(None, "job_end", "3", "WEXITSTATUS 3", value=3.0)]
+    assert (events[0]["ts_flag"], events[0]["host_from"], events[0]["line_no"]) == (
+        "missing", "unknown", 6)
+    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (7, 1, 5, 1)
+    assert acct.samples == [(7, "[2026-11-29T19:52 sched: Allocate JobId=1 NodeList=n1 #CPUs=1 "
+                                "Partition=gpu")]
 
 
 def test_tz_and_offset_envelopes() -> None:
@@ -205,24 +214,28 @@ SLURMD_CASES = [
           value=11.0)),
     ("[2026-11-29T19:54:02.112] [1.batch] error: *** JOB 1 ON n1 CANCELLED AT "
      "2026-11-29T19:54:02 DUE TO TIME LIMIT ***",
-     _row("2026-11-29T19:54:02.112000Z", "job_cancelled_msg", "1", "TIME LIMIT", host="n1")),
+     _row("2026-11-29T19:54:02.112000Z", "slurm_job_cancelled", "1", "TIME LIMIT", host="n1")),
     ("[2026-11-29T19:52:42.053] [7.batch] error: *** JOB 7 ON n2 CANCELLED AT "
      "2026-11-29T19:52:42 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
-     _row("2026-11-29T19:52:42.053000Z", "job_cancelled_msg", "7", "NODE FAILURE", host="n2")),
+     _row("2026-11-29T19:52:42.053000Z", "slurm_job_cancelled", "7", "NODE FAILURE",
+          host="n2")),
     ("[2026-11-29T19:52:42.076] [8.batch] error: *** JOB 8 ON n4 CANCELLED AT "
      "2026-11-29T19:52:42 DUE TO JOB REQUEUE ***",
-     _row("2026-11-29T19:52:42.076000Z", "job_cancelled_msg", "8", "JOB REQUEUE", host="n4")),
+     _row("2026-11-29T19:52:42.076000Z", "slurm_job_cancelled", "8", "JOB REQUEUE",
+          host="n4")),
     ("[2026-11-29T19:52:40.032] [6.batch] error: *** JOB 6 ON n4 CANCELLED AT "
      "2026-11-29T19:52:40 ***",
-     _row("2026-11-29T19:52:40.032000Z", "job_cancelled_msg", "6", "CANCELLED", host="n4")),
+     _row("2026-11-29T19:52:40.032000Z", "slurm_job_cancelled", "6", "CANCELLED",
+          host="n4")),
     # slurmstepd/req.c: "*** %s ON %s CANCELLED AT %s DUE TO PREEMPTION ***", entity "STEP %u.%u"
     ("[2024-05-01T12:00:00.000] [1234.0] error: *** STEP 1234.0 ON node017 CANCELLED AT "
      "2024-05-01T12:00:00 DUE TO PREEMPTION ***",
-     _row("2024-05-01T12:00:00Z", "job_cancelled_msg", "1234", "PREEMPTION", host="node017")),
+     _row("2024-05-01T12:00:00Z", "slurm_job_cancelled", "1234", "PREEMPTION",
+          host="node017")),
     # slurmstepd/req.c: "*** %s ON %s FAILED (non-zero exit code or other failure mode) ***"
     ("[2024-05-01T12:00:00.000] [1234.batch] error: *** JOB 1234 ON node017 FAILED (non-zero "
      "exit code or other failure mode) ***",
-     _row("2024-05-01T12:00:00Z", "job_cancelled_msg", "1234", "FAILED", host="node017")),
+     _row("2024-05-01T12:00:00Z", "slurm_job_failed", "1234", "FAILED", host="node017")),
 ]
 
 
@@ -243,7 +256,8 @@ def test_slurmd_interleaved_and_noise() -> None:
         "task 0 died by signal: 9\n"
         "xit_code task 0 died by signal: 9\n"
         "[2026-11-29T19:55:05.472] [5.0] done with job\n"
-        # REAL1 healthy noise
+        # REAL1 healthy noise, then the memory-limit line (an oom_event, code memory_limit_hit:
+        # the step touched its limit, which "may or may not result in some failure")
         "[2026-11-29T19:52:36.908] [3.batch] task/cgroup: _memcg_initialize: job: alloc=500MB "
         "mem.limit=500MB memsw.limit=unlimited\n"
         "[2026-11-29T19:52:33.175] slurmd version 22.05.8 started\n"
@@ -255,8 +269,9 @@ def test_slurmd_interleaved_and_noise() -> None:
     assert pick(events) == [
         _row("2026-11-29T19:55:05.466000Z", "task_exit", "3", "signal 9", host="n4", value=9.0),
         _row("2026-11-29T19:55:05.472000Z", "step_end", "5", "0", host="n4"),
+        _row("2026-11-29T19:52:39.712000Z", "oom_event", "5", "memory_limit_hit", host="n4"),
     ]
-    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (7, 2, 4, 1)
+    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (7, 3, 3, 1)
     assert acct.samples == [(3, "xit_code task 0 died by signal: 9")]
 
 
@@ -277,7 +292,8 @@ def test_real_samples_accounting() -> None:
     for name, cls, counts in [
         ("run1/slurmctld.log", SlurmctldParser, (73, 33, 40, 0)),
         ("run2/slurmctld.log", SlurmctldParser, (56, 19, 37, 0)),
-        ("run1/slurmd-n1.log", SlurmdParser, (36, 13, 23, 0)),
+        # + the two "hit memory limit" lines before job 5's oom-kill (oom_event memory_limit)
+        ("run1/slurmd-n1.log", SlurmdParser, (36, 15, 21, 0)),
         ("run2/slurmd-n4.log", SlurmdParser, (37, 11, 25, 1)),
     ]:
         text = (SAMPLES / name).read_text()

@@ -50,9 +50,14 @@ def test_task_exits_and_oom() -> None:
          "device": None},
         {"host": "node020", "kind": "srun_node_fail", "job_id": "32321214", "code": None,
          "value": None, "device": None},
+        # srun's step teardown lines are step_aborted rows (code = the message's head)
+        {"host": None, "kind": "step_aborted", "job_id": "32321214", "code": "Job step aborted",
+         "value": None, "device": None},
+        {"host": None, "kind": "step_aborted", "job_id": "32321214",
+         "code": "forcing job termination", "value": None, "device": None},
     ]
     assert [r["host_from"] for r in rows[:2]] == ["line", "line"]
-    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (9, 7, 2, 0)
+    assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (9, 9, 0, 0)
 
 
 def test_cancel_verdicts() -> None:

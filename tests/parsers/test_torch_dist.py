@@ -140,14 +140,32 @@ def test_nccl_error_with_continuation_and_what_echo() -> None:
         "Sending process 179 closing signal SIGTERM",
     ]
     statuses, rows = run(lines)
-    assert statuses == [EVENT] * 4 + [NOISE] + [EVENT] * 4 + [NOISE]
-    assert pick(rows) == [{"kind": "nccl_error", "code": "ncclRemoteError", "rank": 16,
-                           "line_no": 1}]
-    assert rows[0]["message"].endswith("| NET/IB : Got completion from peer 10.42.0.2<47534> "
-                                       "with error 5, opcode 48, len 32764, vendor err 244")
+    assert statuses == [EVENT] * 10
+    # no dedup: the LOG line and its what() echo each get the error's row (emitted when the
+    # block closes); the "ncclXxxError:" continuation lines get rows of the error's kind and
+    # code, the bare "NET/IB : ..." lines after "Last error:" are classified like NCCL's WARN;
+    # the SIGTERM line is elastic teardown
+    err = {"kind": "nccl_error", "code": "ncclRemoteError"}
+    ib = {"kind": "nccl_ib_error", "code": "5"}
+    terminate = [r for r in rows if r.get("line_no") == 5]
+    assert pick([r for r in rows if r.get("line_no") != 5]) == [
+        {**err, "line_no": 2},
+        {**ib, "line_no": 4},
+        {**err, "rank": 16, "line_no": 1},
+        {**err, "line_no": 7},
+        {**ib, "line_no": 9},
+        {**err, "rank": 16, "line_no": 6},
+        {"kind": "elastic_teardown", "code": "SIGTERM"},
+    ]
+    head = next(r for r in rows if r.get("line_no") == 1)
+    assert head["message"].endswith("| NET/IB : Got completion from peer 10.42.0.2<47534> "
+                                    "with error 5, opcode 48, len 32764, vendor err 244")
+    # "terminate called after throwing ..." gets a copy of the row of the what() line after it
+    assert pick(terminate) == [{**err, "rank": 16, "line_no": 5}]
+    assert terminate[0]["message"].startswith("what():  [Rank 16] NCCL watchdog thread")
 
 
-def test_watchdog_echo_and_seq_dedupe() -> None:
+def test_watchdog_echo_one_row_per_line() -> None:
     # BasicSR#737 / sgl-project/sglang#1693: watchdog line, "Exception ... detected", what() echo
     lines = [
         "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
@@ -171,9 +189,20 @@ def test_watchdog_echo_and_seq_dedupe() -> None:
         "/usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)",
     ]
     statuses, rows = run(lines)
-    assert statuses == [EVENT, NOISE, EVENT, NOISE, NOISE, EVENT, NOISE]
-    assert [(r["kind"], r.get("code"), r.get("rank")) for r in rows] == [
-        ("nccl_timeout", "ALLREDUCE", 1)]
+    assert statuses == [EVENT] * 6 + [NOISE]
+    # no dedup by SeqNum: every watchdog/timeout line gets its row; the consequence lines
+    # ("Exception ... detected by watchdog", "Some NCCL operations have failed") are
+    # watchdog_abort; the what() echo gets the timeout's row and the "terminate called" line
+    # before it a copy of that row
+    assert [(r["kind"], r.get("code"), r.get("rank"), r.get("line_no")) for r in rows] == [
+        ("nccl_timeout", "ALLREDUCE", 1, None),
+        ("nccl_timeout", "watchdog_abort", 1, None),
+        ("nccl_timeout", None, 1, None),
+        ("nccl_timeout", "watchdog_abort", 1, None),
+        ("nccl_timeout", "ALLREDUCE", 1, None),
+        ("nccl_timeout", "ALLREDUCE", 1, 5),
+    ]
+    assert rows[-1]["message"] == rows[-2]["message"]
 
 
 def test_non_default_group_rank_is_not_a_global_rank() -> None:
@@ -211,9 +240,14 @@ def test_traceback_chain_one_row_most_specific() -> None:
     ]
     statuses, rows = run(lines)
     assert statuses == [EVENT] * 8 + [None, EVENT, None] + [EVENT] * 4 + [None] * 3 + [EVENT] * 3
+    # one row per chain (the most specific exception, not the ValueError that wraps it), and
+    # torch's CUDA error advisory lines after the error get the error's row too
+    cuda = {"kind": "cuda_error", "code": "an illegal memory access was encountered", "rank": 2}
     assert pick(rows) == [
-        {"kind": "cuda_error", "code": "an illegal memory access was encountered", "rank": 2,
-         "line_no": 5},
+        {**cuda, "line_no": 6},
+        {**cuda, "line_no": 7},
+        {**cuda, "line_no": 8},
+        {**cuda, "line_no": 5},
         {"kind": "python_exception", "code": "KeyError", "rank": 0, "line_no": 21},
     ]
 
@@ -267,15 +301,26 @@ def test_elastic_report_with_other_failures() -> None:
     ]
     statuses, rows = run(lines)
     assert statuses == [EVENT] * 26 + [None]
+    # the root cause's row also on the report's first line and its "xxx FAILED" title line;
+    # each entry's row on its exitcode line and on its traceback line
+    other = {"kind": "elastic_child_failed", "code": "-6", "rank": 9, "value": 6.0,
+             "device": "local_rank=1", "host": "node018", "ts": 1714564807000000,
+             "ts_flag": "assumed_tz"}
+    root = {"kind": "elastic_child_failed", "code": "1", "rank": 8, "device": "local_rank=0",
+            "host": "node018", "ts": 1714564805000000, "ts_flag": "assumed_tz"}
     assert pick(rows) == [
-        {"kind": "elastic_child_failed", "code": "-6", "rank": 9, "value": 6.0,
-         "device": "local_rank=1", "host": "node018", "ts": 1714564807000000,
-         "ts_flag": "assumed_tz", "line_no": 6},
-        {"kind": "elastic_child_failed", "code": "1", "rank": 8, "device": "local_rank=0",
-         "host": "node018", "ts": 1714564805000000, "ts_flag": "assumed_tz", "line_no": 15},
+        {**root, "line_no": 1},
+        {**root, "line_no": 3},
+        {**other, "line_no": 10},
+        {**root, "line_no": 19},
+        {**other, "line_no": 12},
+        {**root, "line_no": 21},
     ]
-    assert rows[0]["message"].startswith("ChildFailedError other failure [1] pretrain_gpt.py")
-    assert rows[1]["message"].endswith("RuntimeError: CUDA error: unspecified launch failure")
+    for r in rows:
+        if r["rank"] == 9:
+            assert r["message"].startswith("ChildFailedError other failure [1] pretrain_gpt.py")
+        else:
+            assert r["message"].endswith("RuntimeError: CUDA error: unspecified launch failure")
 
 
 def test_unclosed_report_flushed_by_finish() -> None:
@@ -284,8 +329,12 @@ def test_unclosed_report_flushed_by_finish() -> None:
              "train.py FAILED", "Root Cause (first observed failure):", "[0]:",
              "  rank      : 3 (local_rank: 3)", "  exitcode  : -9 (pid: 7)"]
     _, rows = run(lines)
-    assert pick(rows) == [{"kind": "elastic_child_failed", "code": "-9", "rank": 3,
-                           "value": 9.0, "device": "local_rank=3", "line_no": 5}]
+    # the root cause's row on the first line, the title line and the entry's exitcode line
+    # (there is no traceback line)
+    root = {"kind": "elastic_child_failed", "code": "-9", "rank": 3, "value": 9.0,
+            "device": "local_rank=3"}
+    assert pick(rows) == [{**root, "line_no": 1}, {**root, "line_no": 3},
+                          {**root, "line_no": 7}]
 
 
 def test_noise_and_unparsed() -> None:
@@ -307,22 +356,37 @@ def test_noise_and_unparsed() -> None:
         "  File not a frame",
     ]
     statuses, rows = run(lines)
-    assert statuses == [NOISE] * 5 + [None] * 5
-    assert rows == []
+    # "Sending process N closing signal SIGTERM" is elastic teardown and the c10d bind failure
+    # (errno 98, not an IPv6/localhost retry) a rendezvous error; the banner and the
+    # destroy warning stay noise
+    assert statuses == [EVENT] * 3 + [NOISE] * 2 + [None] * 5
+    assert pick(rows) == [
+        {"kind": "elastic_teardown", "code": "SIGTERM"},
+        {"kind": "elastic_teardown", "code": "SIGTERM"},
+        {"kind": "rendezvous_error", "code": "server_bind_failed", "value": 98.0},
+    ]
 
 
 def test_sample_accounting() -> None:
     text = (SAMPLES / "node017" / "torchrun-7781.out").read_text()
     lines = text.splitlines()
     statuses, rows = run(lines)
-    assert statuses.count(EVENT) == 42
+    assert statuses.count(EVENT) == 45  # lines 8-52 (the SIGTERM lines 20-22 are teardown)
     assert statuses.count(None) == 3  # the three NCCL INFO lines (NcclMatcher's)
+    # the root cause's traceback says "To enable traceback": its row is on the exitcode line,
+    # and again on the report's first line and title line
+    root = {"kind": "elastic_child_failed", "code": "1", "rank": 3, "device": "local_rank=3",
+            "host": "node017", "ts": 1714564991000000, "ts_flag": "assumed_tz"}
     assert pick(rows) == [
+        {"kind": "elastic_teardown", "code": "SIGTERM"},
+        {"kind": "elastic_teardown", "code": "SIGTERM"},
+        {"kind": "elastic_teardown", "code": "SIGTERM"},
         {"kind": "cuda_oom", "code": "CUDA out of memory", "rank": 3, "device": "3",
          "line_no": 19},
         {"kind": "elastic_worker_failed", "code": "1", "device": "local_rank=3"},
-        {"kind": "elastic_child_failed", "code": "1", "rank": 3, "device": "local_rank=3",
-         "host": "node017", "ts": 1714564991000000, "ts_flag": "assumed_tz", "line_no": 45},
+        {**root, "line_no": 37},
+        {**root, "line_no": 39},
+        {**root, "line_no": 49},
     ]
 
 
@@ -330,5 +394,22 @@ def test_labelled_sample() -> None:
     text = (SAMPLES / "slurm-4242.out").read_text()
     lines = [re.sub(r"^\s*\d+: ?", "", t, count=1) for t in text.splitlines()]
     _, rows = run(lines)
-    assert [(r["kind"], r.get("code"), r.get("rank")) for r in rows] == [
-        ("nccl_error", "ncclRemoteError", 8), ("nccl_timeout", "ALLREDUCE", 3)]
+    # every line gets its row (no dedup): the watchdog consequence lines are watchdog_abort,
+    # the LOG line and its what() echo the error's row, the "ncclRemoteError:" continuations
+    # rows of the error, the bare "NET/IB : ..." lines nccl_ib_error; the "terminate called"
+    # line (27) gets a copy of the what() line's row
+    got = [(r["kind"], r.get("code"), r.get("rank"), r.get("line_no")) for r in rows]
+    assert [g for g in got if g[3] != 27] == [
+        ("nccl_timeout", "watchdog_abort", None, None),
+        ("nccl_timeout", "watchdog_abort", None, None),
+        ("nccl_error", "ncclRemoteError", None, 24),
+        ("nccl_ib_error", "12", None, 26),
+        ("nccl_error", "ncclRemoteError", 8, 23),
+        ("nccl_error", "ncclRemoteError", None, 29),
+        ("nccl_ib_error", "12", None, 31),
+        ("nccl_error", "ncclRemoteError", 8, 28),
+        ("nccl_timeout", "ALLREDUCE", 3, None),
+        ("nccl_timeout", "watchdog_abort", None, None),
+        ("nccl_timeout", "watchdog_abort", None, None),
+    ]
+    assert [g for g in got if g[3] == 27] == [("nccl_error", "ncclRemoteError", 8, 27)]

@@ -1,0 +1,162 @@
+"""Literal anchors of regular expressions, and the vectorised prefilter built from them.
+
+Like ripgrep's literal extraction: for a pattern, find a set of literal strings such that every
+line the pattern can match contains at least one of them. A line that contains none of the
+anchors of any recogniser cannot produce an event, so it never enters Python: the prefilter
+(``Prefilter``) tests a whole chunk of lines at once with one Rust-regex alternation of all
+anchors (polars ``str.contains``), and only the lines it selects go to the per-line matchers.
+
+``required_literals`` walks the parse tree of Python's ``re`` (``re._parser``):
+
+* a run of literal characters is a candidate anchor;
+* an alternation needs an anchor in every branch (the union of the branches' sets);
+* a group, or a repeat with at least one occurrence, needs what its body needs;
+* classes, ``.``, optional parts and look-arounds give no guarantee.
+
+Of all candidates in a sequence the most selective set wins (the longest shortest string, then
+the fewest strings). Characters that JSON wrappers escape (quotes, backslash, slash, tab)
+break a run: a quoted word in Docker's json-file log has backslashes before its quotes.
+Case-insensitive parts (``(?i)``) give case-insensitive anchors. A pattern whose matches need
+no literal at all gets ``None``: its recogniser must declare anchors itself.
+"""
+
+from __future__ import annotations
+
+import re
+import re._constants as c
+import re._parser as sre
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+#: characters a JSON wrapper (Docker's json-file, ``journalctl -o json``) escapes: a literal
+#: containing one would not be found in the raw line
+_ESCAPED = frozenset('"\\\t\n\r/')
+_REPEATS = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """Literals, one of which every match contains (``ci``: compare case-insensitively)."""
+
+    literals: frozenset[str]
+    ci: bool = False
+
+    @property
+    def quality(self) -> tuple[int, int]:
+        return (min((len(s) for s in self.literals), default=0), -len(self.literals))
+
+
+def required_literals(pattern: str) -> Anchors | None:
+    """Anchors of ``pattern`` (see module docstring), or None if it needs no literal."""
+    tree = sre.parse(pattern)
+    ci = bool(tree.state.flags & re.IGNORECASE)
+    return _seq(list(tree), ci)
+
+
+def _better(a: Anchors | None, b: Anchors | None) -> Anchors | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return b if b.quality > a.quality else a
+
+
+def _lit(text: str, ci: bool) -> Anchors:
+    return Anchors(frozenset([text.lower() if ci else text]), ci)
+
+
+def _seq(nodes: list[tuple[Any, Any]], ci: bool) -> Anchors | None:
+    best: Anchors | None = None
+    run: list[str] = []
+    for op, av in nodes:
+        if op is c.LITERAL and chr(av) not in _ESCAPED:
+            run.append(chr(av))
+            continue
+        if op is c.LITERAL:  # a character JSON wrappers escape breaks the run
+            if run:
+                best = _better(best, _lit("".join(run), ci))
+            run = []
+            continue
+        if run:
+            best = _better(best, _lit("".join(run), ci))
+            run = []
+        best = _better(best, _node(op, av, ci))
+    if run:
+        best = _better(best, _lit("".join(run), ci))
+    return best
+
+
+def _node(op: Any, av: Any, ci: bool) -> Anchors | None:
+    if op is c.SUBPATTERN:
+        _group, add, _del, sub = av
+        return _seq(list(sub), ci or bool(add & re.IGNORECASE))
+    if op is c.ATOMIC_GROUP:
+        return _seq(list(av), ci)
+    if op in _REPEATS:
+        lo, _hi, sub = av
+        return _seq(list(sub), ci) if lo >= 1 else None
+    if op is c.BRANCH:
+        sets = [_seq(list(alt), ci) for alt in av[1]]
+        if any(s is None for s in sets):
+            return None
+        lits: set[str] = set()
+        any_ci = False
+        for s in sets:
+            assert s is not None
+            any_ci |= s.ci
+        for s in sets:
+            assert s is not None
+            lits |= {x.lower() for x in s.literals} if any_ci else set(s.literals)
+        return Anchors(frozenset(lits), any_ci)
+    return None
+
+
+@dataclass
+class Prefilter:
+    """One vectorised test for "can any recogniser claim this line?".
+
+    ``literals`` are compared case-sensitively, ``ci_literals`` case-insensitively, and
+    ``regexes`` (Rust-regex syntax) are searched as they are: for anchors a literal cannot say
+    (e.g. NCCL's error-return trace ``file.cc:123 -> 2`` at the end of an INFO line)."""
+
+    literals: set[str] = field(default_factory=set)
+    ci_literals: set[str] = field(default_factory=set)
+    regexes: set[str] = field(default_factory=set)
+
+    def add(self, anchors: Anchors) -> None:
+        (self.ci_literals if anchors.ci else self.literals).update(anchors.literals)
+
+    def pattern(self) -> str:
+        """The combined Rust-regex alternation (longest literals first)."""
+        parts = [re.escape(x) for x in sorted(self.literals, key=lambda s: (-len(s), s))]
+        if self.ci_literals:
+            parts.append("(?i:" + "|".join(
+                re.escape(x) for x in sorted(self.ci_literals, key=lambda s: (-len(s), s)))
+                + ")")
+        parts += [f"(?:{r})" for r in sorted(self.regexes)]
+        return "|".join(parts) if parts else "$^"
+
+    def compiled(self) -> CompiledPrefilter:
+        return CompiledPrefilter(self.pattern())
+
+
+class CompiledPrefilter:
+    """The prefilter as one pattern; ``mask`` marks the candidate lines of a chunk."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.py = re.compile(pattern)
+
+    def mask(self, lines: pl.Series) -> pl.Series:
+        return lines.str.contains(self.pattern).fill_null(False)
+
+    def mask_np(self, lines: pl.Series) -> Any:
+        import numpy as np
+
+        return np.asarray(self.mask(lines).to_numpy(), dtype=bool)
+
+    def search(self, text: str) -> bool:
+        """The same test on one line (Python ``re``; the patterns use the common syntax)."""
+        return self.py.search(text) is not None

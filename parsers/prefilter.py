@@ -1,0 +1,106 @@
+"""Pay per line only for what the line can carry: the chunk-level path of the line parsers.
+
+A chunk of lines is tested at once (polars, Rust regex) against the anchors of every
+recogniser of the message layer and every data signature (``parsers.anchors``): lines with
+none of them are *not candidates*. A candidate line, and every line while a recogniser holds an
+open multi-line block, goes through the dialect's per-line Python path exactly as before. The
+others never enter Python: the dialect says, with a vectorised rule that mirrors its per-line
+rule for such lines, whether they are NOISE (a well-formed line of that file with no signal) or
+UNPARSED. Line accounting stays exact; samples of unparsed lines are the first ones in file
+order, as before.
+
+What the per-line path learns from lines it no longer sees is supplied lazily: before a
+candidate line, the dialect's ``set_context`` reads the nearest earlier *context* line (one
+with a timestamp or an envelope) that Python has not seen, and year-less stamps get the year
+that following every line in order would have given (``YearInference.vector``).
+
+``TORMORTEM_PREFILTER=0`` turns the prefilter off (every line through Python): the tests
+compare both paths on every sample and corpus file, and they must agree exactly.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from parsers.anchors import Prefilter
+
+
+def enabled() -> bool:
+    return os.environ.get("TORMORTEM_PREFILTER", "1") != "0"
+
+
+@dataclass
+class ChunkPlan:
+    """What the vectorised pass decided for one chunk (arrays of the chunk's length)."""
+
+    candidate: np.ndarray  #: bool: through Python
+    noise: np.ndarray  #: bool: if not a candidate, NOISE (else UNPARSED)
+    context: np.ndarray | None = None  #: bool: lines that carry context (stamp, envelope)
+    years: np.ndarray | None = None  #: int: year of each line for year-less stamps (0: none)
+    pins: dict[str, np.ndarray] | None = None  #: other per-line state the dialect pins
+
+
+def extra_prefilter(regexes: tuple[str, ...]) -> Prefilter:
+    pf = Prefilter()
+    pf.regexes.update(regexes)
+    return pf
+
+
+def mask(lines: pl.Series, pattern: str) -> np.ndarray:
+    """Boolean numpy mask of ``lines`` matching the Rust-regex ``pattern``."""
+    return np.asarray(lines.str.contains(pattern).fill_null(False).to_numpy(), dtype=bool)
+
+
+def masks(lines: pl.Series, patterns: dict[str, str]) -> dict[str, np.ndarray]:
+    """Several ``mask``s in one polars query (evaluated in parallel)."""
+    df = pl.DataFrame({"l": lines}).select(
+        [pl.col("l").str.contains(p).fill_null(False).alias(k) for k, p in patterns.items()])
+    return {k: np.asarray(df.get_column(k).to_numpy(), dtype=bool) for k in patterns}
+
+
+def forward_fill(values: np.ndarray, start: object) -> np.ndarray:
+    """Object array: each empty string replaced by the last non-empty value before it
+    (``start`` before the first)."""
+    has = values != ""
+    idx = np.where(has, np.arange(values.size), -1)
+    np.maximum.accumulate(idx, out=idx)
+    out = np.empty(values.size, dtype=object)
+    out[:] = start
+    ok = idx >= 0
+    out[ok] = values[idx[ok]]
+    return out
+
+
+def blank(lines: pl.Series) -> np.ndarray:
+    return mask(lines, r"^\s*$")
+
+
+_MONTH_NO = {m: i for i, m in enumerate(
+    ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
+
+
+def months(lines: pl.Series, pattern: str) -> np.ndarray:
+    """Month number (1-12) from group 1 of ``pattern`` per line, 0 where it does not match."""
+    names = lines.str.extract(pattern, 1)
+    return np.asarray(names.replace_strict(_MONTH_NO, default=0, return_dtype=pl.Int64)
+                      .fill_null(0).to_numpy(), dtype=np.int64)
+
+
+#: a line that may carry a stamp some prefix parser reads (a superset: set_context decides)
+STAMPED = (r"\d{4}-\d\d-\d\d[T _]\d\d:\d\d:\d\d|\d\d:\d\d:\d\d|\[\s*\d+\.\d+\]"
+           r"|__REALTIME_TIMESTAMP|^\s*\d+,\d+,\d+,")
+#: year-less stamps at the start of a line (syslog / journal short, glog, Slurm short)
+SHORT_MONTH = (r"^\s*(?:> ?)*(?:<\d{1,3}>)?\[?(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+               r" (?: \d|\d\d?) \d\d:\d\d:\d\d")
+GLOG_MONTH = r"^\s*[IWEF](\d\d)\d\d \d\d:\d\d:\d\d\.\d+\s+\d+ [^\s\]]+:\d+\] "
+
+
+def glog_months(lines: pl.Series) -> np.ndarray:
+    got = lines.str.extract(GLOG_MONTH, 1).cast(pl.Int64, strict=False).fill_null(0)
+    m = np.array(got.to_numpy(), dtype=np.int64)
+    m[(m < 1) | (m > 12)] = 0
+    return m

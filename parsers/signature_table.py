@@ -1,0 +1,182 @@
+"""Data signatures: single-line messages recognised by a table, not by code.
+
+``parsers/signatures/*.toml`` (loaded in file-name order) hold ``[[signature]]`` tables:
+
+* ``id`` (unique), ``kind`` (the event kind), ``pattern`` (Python regular expression, searched
+  in the message, so an unknown prefix before it does not matter);
+* ``code`` / ``device`` / ``host`` / ``job_id``: a literal, or ``{name}`` for a named group of
+  ``pattern`` (``"CUDA_ERROR_{name}"`` mixes both); ``value`` / ``rank`` / ``iteration``: the
+  name of a numeric group;
+* ``format`` (default: the file's stem), ``status`` (``event`` by default; ``noise`` claims a
+  recognised line that carries no signal), ``anchors`` (literals; by default derived from the
+  pattern by ``parsers.anchors``), ``examples`` (real-format lines the signature must match;
+  a test checks each against its pattern and the prefilter) and ``cite`` (where the format
+  comes from: the printing code and its version, or a public thread).
+
+The first signature that matches wins; put specific ones before general ones. A signature whose
+pattern needs no literal must list ``anchors`` (loading fails otherwise), so the prefilter can
+never skip a line it could match. Users add signatures through ``--rules`` (see
+``pipeline/ingest/rules/README.md``, rows of kind ``text``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar
+
+from parsers.anchors import Prefilter, required_literals
+from parsers.base import EVENT, NOISE, Emit
+
+_FIELD = re.compile(r"\{(\w+)\}")
+_TEXT_FIELDS = ("code", "device", "host", "job_id")
+_NUM_FIELDS = ("value", "rank", "iteration")
+_KEYS = {"id", "kind", "pattern", "format", "status", "anchors", "examples", "cite",
+         *_TEXT_FIELDS, *_NUM_FIELDS}
+#: a named group ``message`` gives the row's message (default: the whole message)
+
+
+class SignatureError(ValueError):
+    """A signature file that cannot be used; the message names the file, the id and the fix."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    kind: str
+    regex: re.Pattern[str]
+    fields: tuple[tuple[str, str], ...]  #: (field, template) for text fields
+    numbers: tuple[tuple[str, str], ...]  #: (field, group) for numeric fields
+    format: str
+    noise: bool
+    anchors: tuple[str, ...]
+    ci: bool
+    examples: tuple[str, ...]
+    cite: str
+
+    def row(self, m: re.Match[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "format": self.format}
+        groups = m.groupdict()
+        for name, template in self.fields:
+            out[name] = _FIELD.sub(lambda g: groups.get(g.group(1)) or "", template) or None
+        for name, group in self.numbers:
+            v = groups.get(group)
+            if v is not None:
+                with contextlib.suppress(ValueError):
+                    out[name] = float(v) if name == "value" else int(v)
+        return out
+
+
+def _compile(raw: dict[str, Any], where: str, fmt: str) -> Signature:
+    unknown = set(raw) - _KEYS
+    sid = raw.get("id")
+    if unknown:
+        raise SignatureError(f"{where}: signature {sid!r}: unknown key(s) {sorted(unknown)}")
+    for key in ("id", "kind", "pattern"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise SignatureError(f"{where}: every signature needs a non-empty {key!r}")
+    try:
+        regex = re.compile(raw["pattern"])
+    except re.error as e:
+        raise SignatureError(f"{where}: signature {sid!r}: bad pattern ({e})") from None
+    declared = raw.get("anchors")
+    derived = required_literals(raw["pattern"])
+    if declared:
+        anchors, ci = tuple(declared), False
+    elif derived is not None:
+        anchors, ci = tuple(sorted(derived.literals)), derived.ci
+    else:
+        raise SignatureError(f"{where}: signature {sid!r}: its pattern needs no literal "
+                             "text, so the prefilter cannot select its lines; add anchors = "
+                             "[...] (strings every matching line contains)")
+    fields = tuple((k, str(raw[k])) for k in _TEXT_FIELDS if k in raw)
+    numbers = tuple((k, str(raw[k])) for k in _NUM_FIELDS if k in raw)
+    for _name, template in fields:
+        for g in _FIELD.findall(template):
+            if g not in regex.groupindex:
+                raise SignatureError(f"{where}: signature {sid!r}: {{{g}}} is not a named "
+                                     "group of its pattern")
+    for _name, g in numbers:
+        if g not in regex.groupindex:
+            raise SignatureError(f"{where}: signature {sid!r}: {g!r} is not a named group")
+    return Signature(str(sid), raw["kind"], regex, fields, numbers, raw.get("format", fmt),
+                     raw.get("status", "event") == "noise", anchors, ci,
+                     tuple(raw.get("examples", ())), raw.get("cite", ""))
+
+
+def load_file(path: Path | Any, name: str) -> list[Signature]:
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise SignatureError(f"{name}: not a valid TOML file ({e})") from None
+    stem = name.rsplit("/", 1)[-1].removesuffix(".toml")
+    return [_compile(raw, name, stem) for raw in doc.get("signature", [])]
+
+
+@lru_cache(maxsize=1)
+def builtin() -> tuple[Signature, ...]:
+    """The shipped signatures, in file-name order."""
+    folder = resources.files("parsers.signatures")
+    out: list[Signature] = []
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            out += load_file(entry, f"parsers/signatures/{entry.name}")
+    ids = [s.id for s in out]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise SignatureError(f"duplicate signature id(s): {dup}")
+    return tuple(out)
+
+
+#: extra signatures for this process (``--rules`` rows of kind ``text``); set by ingest
+EXTRA: list[Signature] = []
+
+
+class SignatureMatcher:
+    """The data signatures as one recogniser (first match wins)."""
+
+    SIGNAL: ClassVar[tuple[str, ...]] = ()
+    SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self) -> None:
+        self.table = (*EXTRA, *builtin())
+        self._lower = any(s.ci for s in self.table)
+        lits = sorted({a for s in self.table for a in s.anchors}, key=lambda a: (-len(a), a))
+        #: one search says whether any signature can match (most lines: none)
+        self._any = re.compile("|".join(re.escape(a) for a in lits) or "$^",
+                               re.IGNORECASE if self._lower else 0)
+
+    def prefilter(self) -> Prefilter:
+        pf = Prefilter()
+        for s in self.table:
+            (pf.ci_literals if s.ci else pf.literals).update(s.anchors)
+        return pf
+
+    def match(self, text: str, line_no: int, emit: Emit) -> int | None:
+        if self._any.search(text) is None:
+            return None
+        low = text.lower() if self._lower else text
+        for s in self.table:
+            hay = low if s.ci else text
+            if not any(a in hay for a in s.anchors):
+                continue
+            m = s.regex.search(text)
+            if m is None:
+                continue
+            if s.noise:
+                return NOISE
+            msg = m.groupdict().get("message")
+            emit(**s.row(m), message=msg.strip() if msg else text.strip())
+            return EVENT
+        return None
+
+    def finish(self, emit: Emit) -> None:
+        """No multi-line state."""
+
+    def is_open(self) -> bool:
+        return False

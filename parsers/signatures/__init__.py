@@ -1,0 +1,1 @@
+"""The data signatures (``*.toml``) read by ``parsers.signatures``."""

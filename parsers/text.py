@@ -1,0 +1,118 @@
+"""Text of no known layout: a paste, stdin, a log of a program we have no dialect for.
+
+Every line goes through the prefix layer (``parsers.prefix``) and then every recogniser of
+the message layer (``parsers.message``). A line a recogniser claims is an EVENT (or NOISE when
+the recogniser says it carries no signal); a blank line is NOISE; anything else is UNPARSED,
+kept as a sample and mined for templates (``tormortem explain --unknown``).
+
+Time: a line's own stamp, else the last stamp seen earlier in the file (``inherited``).
+Host: the line's (syslog host field), else the path's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from parsers import prefilter
+from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser
+from parsers.message import Fallback, global_prefilter, peeled_fields
+from parsers.prefix import Peeled, peel, strip_ansi
+
+
+class TextParser(LineParser):
+    """Any text: prefixes peeled, every recogniser tried (see module docstring)."""
+
+    name: ClassVar[str] = "text"
+    description: ClassVar[str] = (
+        "text of no known layout (pastes, stdin, other programs' logs): every signature "
+        "tried on every line")
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.fallback = Fallback(ctx)
+        self._last_ts: int | None = None
+        self._last_flag = "missing"
+
+    @classmethod
+    def sniff(cls, head: str, path: str) -> int:
+        return 1  # only when nothing else claims the file (registry.detect's fallback)
+
+    def parse_line(self, text: str, line_no: int) -> int:
+        if not text.strip():
+            return NOISE
+        if "\r" in text:  # tqdm redraws, several bars glued: every part is judged
+            seen = {self._one(strip_ansi(part), line_no) for part in text.split("\r")
+                    if part.strip()}
+            return EVENT if EVENT in seen else (UNPARSED if UNPARSED in seen else NOISE)
+        return self._one(strip_ansi(text) if "\x1b" in text else text, line_no)
+
+    def _one(self, text: str, line_no: int) -> int:
+        r = self.fallback.raw(text, line_no, lambda p: self._emitter(p, line_no))
+        return UNPARSED if r is None else r
+
+    def _emitter(self, p: Peeled, line_no: int) -> Emit:
+        own = peeled_fields(p)
+        if p.ts is not None:
+            self._last_ts, self._last_flag = p.ts, "inherited"
+        ts = own.pop("ts", self._last_ts)
+        flag = own.pop("ts_flag", self._last_flag if ts is not None else "missing")
+
+        def emit(**fields: Any) -> None:
+            f = {k: v for k, v in fields.items() if v is not None}
+            fb, fbf = f.pop("ts_fallback", None), f.pop("ts_fallback_flag", None)
+            row: dict[str, Any] = {"ts": ts, "ts_flag": flag, "line_no": line_no,
+                                   "message": text_of(f, p), **own}
+            if p.ts is None and fb is not None:
+                row["ts"], row["ts_flag"] = fb, fbf or "assumed_tz"
+            if f.get("host") == "":
+                f.pop("host")
+                row["host"], row["host_from"] = None, "unknown"
+            row.update(f)
+            if "host" in f or "host" in own:
+                row.setdefault("host_from", "line")
+            else:
+                row.update(self.host_fields(None))
+            self.events.add(**row)
+
+        return emit
+
+    def finish(self) -> None:
+        self.fallback.finish(self._emitter(Peeled(), 0))
+
+    # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
+    def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
+        """Candidates: lines with an anchor of any recogniser; the rest are NOISE if blank,
+        else UNPARSED. Stamped lines are the context of the unstamped ones after them."""
+        if not prefilter.enabled():
+            return None
+        months = prefilter.months(lines, prefilter.SHORT_MONTH)
+        glog = prefilter.glog_months(lines)
+        months = np.where(months > 0, months, glog)
+        return prefilter.ChunkPlan(
+            candidate=global_prefilter().mask_np(lines),
+            noise=prefilter.blank(lines), context=prefilter.mask(lines, prefilter.STAMPED),
+            years=self.fallback.years.vector(months))
+
+    def set_context(self, text: str, line_no: int) -> bool:
+        for part in reversed(text.split("\r")):
+            p = peel(strip_ansi(part), self.ctx.tz, self.fallback.years)
+            if p.ts is not None:
+                self._last_ts, self._last_flag = p.ts, "inherited"
+                return True
+        return False
+
+    def pin_year(self, year: int | None) -> None:
+        self.fallback.years.pinned = year
+
+    def is_open(self) -> bool:
+        return self.fallback.is_open()
+
+
+def text_of(fields: dict[str, Any], p: Peeled) -> str:
+    return str(fields.get("message") or p.msg.strip())
+
+
+PARSERS = [TextParser]

@@ -1,0 +1,77 @@
+"""Lines nothing recognised, folded into masked forms with exact counts (per file).
+
+An unparsed line is where the next rule comes from. Every one is masked (numbers, hex, ids,
+addresses, times become placeholders, as Drain3's masking does) and counted by its masked form,
+vectorised on the prefiltered path and line by line otherwise (the same regular expressions,
+so both give the same forms). ``pipeline.ingest.unknown`` then mines templates from the forms
+of all files (Drain3) and ranks them.
+
+Memory stays bounded: at most ``MAX_FORMS`` distinct forms are kept per file; lines of further
+forms are counted under ``OVERFLOW``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+
+MAX_FORMS = 2000
+OVERFLOW = "<more forms than kept>"
+#: (pattern, placeholder), applied in order; the same text for Python re and Rust regex.
+#: Two passes only (ids, then anything that starts with a digit: numbers, times, dates,
+#: addresses, versions): the unknown lines of a big file are masked at disk speed, and Drain3
+#: generalises what the masks leave.
+MASKS: tuple[tuple[str, str], ...] = (
+    (r"0x[0-9a-fA-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+     r"[0-9a-fA-F]{12}|\b[0-9a-f]{12,}\b", "<ID>"),
+    (r"\d[\d.:,\-]*", "<N>"),
+)
+_PY = [(re.compile(p), r) for p, r in MASKS]
+MAX_TEXT = 300
+
+
+def mask_line(text: str) -> str:
+    s = text.strip()[:MAX_TEXT]
+    for rx, rep in _PY:
+        s = rx.sub(rep, s)
+    return s
+
+
+def mask_series(lines: pl.Series) -> pl.Series:
+    s = lines.str.strip_chars().str.slice(0, MAX_TEXT)
+    for p, rep in MASKS:
+        s = s.str.replace_all(p, rep.replace("$", "$$"))
+    return s
+
+
+@dataclass
+class Forms:
+    """Masked form -> [count, first line number, first example] for one file."""
+
+    forms: dict[str, list[object]] = field(default_factory=dict)
+
+    def add(self, form: str, count: int, line_no: int, example: str) -> None:
+        got = self.forms.get(form)
+        if got is not None:
+            got[0] = int(got[0]) + count  # type: ignore[call-overload]
+            return
+        if len(self.forms) >= MAX_FORMS:
+            form, example = OVERFLOW, ""
+            got = self.forms.get(form)
+            if got is not None:
+                got[0] = int(got[0]) + count  # type: ignore[call-overload]
+                return
+        self.forms[form] = [count, line_no, example[:MAX_TEXT]]
+
+    def add_line(self, text: str, line_no: int) -> None:
+        self.add(mask_line(text), 1, line_no, text)
+
+    def add_chunk(self, lines: pl.Series, line_nos: pl.Series) -> None:
+        """Unparsed lines of a chunk (in file order), vectorised."""
+        df = pl.DataFrame({"form": mask_series(lines), "line": lines, "no": line_nos})
+        g = df.group_by("form", maintain_order=True).agg(
+            pl.len().alias("n"), pl.col("no").first(), pl.col("line").first())
+        for form, n, no, line in g.iter_rows():
+            self.add(form, int(n), int(no), line)

@@ -1,0 +1,69 @@
+"""Unknown-line mining (pipeline/ingest/unknown.py, parsers/unknown.py) and rules of kind
+text written from a mined template."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from parsers.reader import InputFile
+from parsers.unknown import mask_line, mask_series
+from pipeline.ingest.explain import explain_files
+from pipeline.ingest.run import ingest
+from pipeline.ingest.unknown import unknown_templates
+
+# lines no recogniser knows: a site's own daemon (an error), and healthy chatter
+LOG = "".join(
+    [f"quotad[{900 + i}]: ERROR: project quota exhausted for /lustre/proj{i}, writes denied\n"
+     for i in range(7)]
+    + [f"heartbeat ok seq={i} peers=16\n" for i in range(30)]
+    + ["NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off "
+       "the bus.\n"])
+
+
+def test_masking_is_the_same_vectorised_and_per_line() -> None:
+    lines = [line for line in LOG.splitlines()] + ["id 5c8f48b6-8b92-a8c8-b480-f1499bb22974 "
+                                                   "at 0x7f00 10.0.0.1:80 2024-05-01T12:00:00Z"]
+    assert mask_series(pl.Series(lines)).to_list() == [mask_line(x) for x in lines]
+    assert mask_line(lines[-1]) == "id <ID> at <ID> <N> <N>T<N>Z"
+
+
+def test_templates_with_exact_counts_trouble_first(tmp_path: Path) -> None:
+    f = tmp_path / "site.log"
+    f.write_text(LOG)
+    t = unknown_templates([InputFile(f, "site.log")], tz=UTC)
+    assert [x.count for x in t] == [7, 30]
+    assert t[0].trouble and "quota exhausted" in t[0].template and not t[1].trouble
+    assert t[0].first == ("site.log", 1, "quotad[900]: ERROR: project quota exhausted for "
+                          "/lustre/proj0, writes denied")
+
+
+def test_rule_of_kind_text_from_a_template(tmp_path: Path) -> None:
+    f = tmp_path / "site.log"
+    f.write_text(LOG)
+    rules = tmp_path / "site.csv"
+    rules.write_text("id,source,kind,code,pattern,category,mode,specificity,scales_with,note\n"
+                     "site-quota,*,text,,project quota exhausted for \\S+,storage,fail-stop,"
+                     "60,job,our quota daemon\n")
+    rows = explain_files([InputFile(f, "site.log")], tz=UTC, extra_rules=[rules])
+    quota = [r for r in rows if r["kind"] == "text"]
+    assert [r["line_no"] for r in quota] == list(range(1, 8))
+    assert {(r["category"], r["code"], r["rule"]) for r in quota} == {
+        ("storage", "site-quota", "site-quota")}
+    # and the mined templates no longer list them
+    left = unknown_templates([InputFile(f, "site.log")], tz=UTC, extra_rules=[rules])
+    assert [x.count for x in left] == [30]
+
+
+def test_ingest_writes_the_templates_table(tmp_path: Path) -> None:
+    f = tmp_path / "site.log"
+    f.write_text(LOG)
+    ingest([InputFile(f, "site.log")], tmp_path / "out", tz=UTC)
+    con = duckdb.connect(str(tmp_path / "out" / "tormortem.duckdb"), read_only=True)
+    got = con.execute("SELECT count, trouble, first_line_no FROM unknown_templates "
+                      "ORDER BY count").fetchall()
+    con.close()
+    assert got == [(7, True, 1), (30, False, 8)]
