@@ -28,7 +28,7 @@ from pipeline.analyze.decompose import Decomposition, decompose, split_no_progre
 from pipeline.analyze.progress import RunInputs, collect
 from pipeline.analyze.rootcause import DEFAULT_AFTER_S, DEFAULT_BEFORE_S, Cause, find_causes
 from pipeline.analyze.runs import link_attempts, load_run_map
-from pipeline.analyze.slowdown import Episode, find_episodes
+from pipeline.analyze.slowdown import Episode, find_episodes, observed_seconds
 
 SCHEMA = "tormortem.analysis/1"
 COMPONENTS = ("t_opt", "slow", "lost", "ckpt_save", "startup", "hang", "repair", "tail")
@@ -141,11 +141,26 @@ def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
         "dropped_progress_lines": ri.dropped_lines,
         "attempts": atts, "interruptions": ints,
         "by_category": dict(sorted(by_cat.items(), key=lambda kv: -kv[1]["cost_s"])),
-        "slow_episodes": [{"attempt": d.attempts[e.attempt].attempt, "start": iso(e.start),
-                           "end": iso(e.end), "first_iteration": e.first_iteration,
-                           "last_iteration": e.last_iteration, "ratio": e.ratio,
-                           "cost_s": e.cost} for e in eps],
+        "slow_episodes": _episodes_json(d, eps),
+        "fail_slow_exposure": _fail_slow_exposure(d, eps),
     }
+
+
+def _episodes_json(d: Decomposition, eps: list[Episode]) -> list[dict[str, Any]]:
+    return [{"attempt": d.attempts[e.attempt].attempt, "start": iso(e.start),
+             "end": iso(e.end), "first_iteration": e.first_iteration,
+             "last_iteration": e.last_iteration, "ratio": e.ratio, "cost_s": e.cost,
+             "attempts": [d.attempts[k].attempt for k in e.attempts],
+             "intervals": e.intervals, "started_inside": e.started_inside} for e in eps]
+
+
+def _fail_slow_exposure(d: Decomposition, eps: list[Episode]) -> dict[str, Any]:
+    """The time in which a fail-slow episode's start could be seen (each attempt's steady
+    iterating time outside episodes) and the episodes whose start was seen: what the
+    fail-slow rate is fitted from (``pipeline.model.fit``)."""
+    secs = observed_seconds(d.intervals, eps)
+    return {"seconds": sum(secs.values()), "episodes_started": sum(e.started_inside for e in eps),
+            "per_attempt_s": {d.attempts[k].attempt: s for k, s in sorted(secs.items())}}
 
 
 def _write_tables(con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
