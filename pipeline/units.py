@@ -1,13 +1,30 @@
-"""Durations as people type them (``90s``, ``15m``, ``2h``, ``1d``, ``1h30m``, ``2.5``) and as
-they read them (``3d 04h``, ``1h 12m``, ``42 s``)."""
+"""Durations as people type them and as they read them.
+
+Typed (``parse_duration``): a number with a unit, or several (``90s``, ``15m``, ``15min``,
+``2h``, ``1d``, ``1h30m``, ``1h 30min``, ``2.5h``, ``250ms``; units ms, s/sec/second(s),
+m/min/minute(s), h/hr/hour(s), d/day(s), any case); a bare number is seconds; clock form
+``H:MM:SS``, ``MM:SS`` or Slurm's ``D-HH:MM:SS`` (``1:30:00`` is 90 minutes). Read
+(``human``): ``3d 04h``, ``1h 12m``, ``42.0 s``.
+"""
 
 from __future__ import annotations
 
 import math
 import re
 
-_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?", re.IGNORECASE)
-_UNIT = {"ms": 0.001, "s": 1.0, "": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+_UNITS = {
+    "ms": 0.001, "msec": 0.001,
+    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+    "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+    "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
+    "d": 86400.0, "day": 86400.0, "days": 86400.0,
+}
+# longest unit first, so that "min" is not read as "m" followed by "in"
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*("
+                   + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")?(?![a-z])",
+                   re.IGNORECASE)
+_CLOCK = re.compile(r"(?:(\d+)-)?(\d+):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?")
+HINT = "write e.g. 90s, 15m, 15min, 2h, 1h30m, 1d or 1:30:00"
 
 
 class DurationError(ValueError):
@@ -15,18 +32,36 @@ class DurationError(ValueError):
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in ``text``; a bare number is seconds."""
-    t = text.strip().replace(" ", "")
+    """Seconds in ``text`` (see the module docstring); a bare number is seconds."""
+    t = text.strip()
     if not t:
-        raise DurationError("empty duration; write e.g. 90s, 15m, 2h or 1d")
-    pos, total = 0, 0.0
-    while pos < len(t):
-        m = _PART.match(t, pos)
-        if not m:
-            raise DurationError(f"cannot read duration {text!r}; write e.g. 90s, 15m, 2h, 1d "
-                                "or 1h30m")
-        total += float(m.group(1)) * _UNIT[(m.group(2) or "").lower()]
-        pos = m.end()
+        raise DurationError(f"empty duration; {HINT}")
+    clock = _CLOCK.fullmatch(t)
+    if clock:
+        days, a, b, c = clock.groups()
+        if c is None:  # MM:SS
+            h, m, sec = 0.0, float(a), float(b)
+        else:  # [D-]H:MM:SS
+            h, m, sec = float(a), float(b), float(c)
+        if (m >= 60 and c is not None) or sec >= 60:
+            raise DurationError(f"cannot read duration {text!r}: minutes and seconds must be "
+                                f"below 60; {HINT}")
+        return float(days or 0) * 86400 + h * 3600 + m * 60 + sec
+    pos, total, parts = 0, 0.0, 0
+    compact = re.sub(r"\s+", " ", t)
+    while pos < len(compact):
+        if compact[pos] == " ":
+            pos += 1
+            continue
+        part = _PART.match(compact, pos)
+        if not part:
+            raise DurationError(f"cannot read duration {text!r}; {HINT}")
+        unit = (part.group(2) or "").lower()
+        if not unit and (parts or part.end() < len(compact)):
+            raise DurationError(f"cannot read duration {text!r}: every part needs a unit when "
+                                f"there are several; {HINT}")
+        total += float(part.group(1)) * _UNITS.get(unit, 1.0)
+        pos, parts = part.end(), parts + 1
     return total
 
 

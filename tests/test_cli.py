@@ -1,8 +1,12 @@
-"""CLI: exact output and exit codes, help for every command, errors as one line."""
+"""CLI: exact output and exit codes, help for every command, errors as one line.
+
+Exit codes (pipeline.cli.output): 0 ok, 1 the command ran and failed, 2 usage error. Data on
+stdout, status on stderr (``CliRunner`` keeps them apart: ``.stdout`` / ``.stderr``)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import click
@@ -16,8 +20,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args: str, input: str | None = None) -> tuple[int, str]:
+    """Exit code and everything printed (stdout and stderr, as a terminal shows them)."""
     r = CliRunner().invoke(main, list(args), input=input)
     return r.exit_code, r.output
+
+
+def run3(*args: str, input: str | None = None) -> tuple[int, str, str]:
+    """Exit code, stdout, stderr."""
+    r = CliRunner().invoke(main, list(args), input=input)
+    return r.exit_code, r.stdout, r.stderr
 
 
 def test_every_command_has_help_with_an_example() -> None:
@@ -34,30 +45,34 @@ def test_every_command_has_help_with_an_example() -> None:
     assert "Example" in (main.get_help(ctx))
 
 
-def test_lazy_commands_are_listed_with_their_own_help() -> None:
-    # `tormortem --help` lists plan/simulate/report from LAZY_HELP without importing them
-    # (scipy, the report stack): those texts must stay the commands' own first paragraph
+def test_the_group_lists_commands_with_their_own_help_without_importing_them() -> None:
+    # `tormortem --help` lists every command from COMMANDS (importing none of their modules):
+    # those texts must stay the commands' own first paragraph
     import importlib
 
-    from pipeline.cli.main import LAZY, LAZY_HELP
+    from pipeline.cli.main import COMMANDS
 
-    for name, target in LAZY.items():
+    ctx = click.Context(main)
+    assert main.list_commands(ctx) == sorted(COMMANDS)
+    for name, (target, short) in COMMANDS.items():
         mod, attr = target.split(":")
         cmd = getattr(importlib.import_module(mod), attr)
-        assert LAZY_HELP[name] == " ".join(cmd.help.split("\n\n")[0].split()), name
+        assert cmd.name == name
+        assert short == " ".join(cmd.help.split("\n\n")[0].split()), name
     code, out = run("--help")
     assert code == 0
-    listed = {line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()}
-    assert listed >= {"plan", "simulate", "report", "ingest"}
+    listed = {line.split()[0] for line in out.split("Commands:")[1].split("Exit status")[0]
+              .splitlines() if line.strip()}
+    assert listed == set(COMMANDS)
 
 
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["ingest", "/nonexistent/x.log", "--out", "/tmp/tm-x"], 1,
+        (["ingest", "/nonexistent/x.log", "--out", "/tmp/tm-x"], 2,
          "Error: no such file, directory or glob match: '/nonexistent/x.log'; give log files, "
          "directories or a quoted glob\n"),
-        (["explain", "/nonexistent"], 1,
+        (["explain", "/nonexistent"], 2,
          "Error: no such file, directory or glob match: '/nonexistent'; give log files, "
          "directories or a quoted glob\n"),
     ],
@@ -74,16 +89,16 @@ def test_usage_error_exit_2(tmp_path: Path) -> None:
     assert "Missing option '--out'" in out
 
 
-def test_bad_tz_and_source(tmp_path: Path) -> None:
+def test_bad_tz_and_source_are_usage_errors(tmp_path: Path) -> None:
     f = tmp_path / "a.log"
     f.write_text("x\n")
-    rc, out = run("ingest", str(f), "--out", str(tmp_path / "o"), "--tz", "Mars/Olympus")
-    assert (rc, out) == (1, "Error: unknown time zone 'Mars/Olympus': use an IANA name such as "
-                            "Europe/Berlin, or an offset such as +02:00\n")
-    rc, out = run("ingest", str(f), "--out", str(tmp_path / "o"), "--source", "nope")
-    assert rc == 1
-    assert out.startswith("Error: unknown source 'nope'; choose one of: ")
-    assert out.count("\n") == 1
+    rc, out, err = run3("ingest", str(f), "--out", str(tmp_path / "o"), "--tz", "Mars/Olympus")
+    assert (rc, out) == (2, "")
+    assert err.endswith("Error: Invalid value for '--tz': unknown time zone 'Mars/Olympus': use "
+                        "an IANA name such as Europe/Berlin, or an offset such as +02:00\n")
+    rc, out, err = run3("ingest", str(f), "--out", str(tmp_path / "o"), "--source", "nope")
+    assert (rc, out) == (2, "")
+    assert "Error: Invalid value for '--source': unknown source 'nope'; choose one of: " in err
 
 
 def test_rules_file_with_a_bad_regex_names_the_line(tmp_path: Path) -> None:
@@ -115,10 +130,10 @@ def test_ingest_unknown_file_exact_table(tmp_path: Path) -> None:
     f = tmp_path / "notes.txt"
     f.write_text("hello\nworld\n\nlast line without newline")
     out_dir = tmp_path / "out"
-    rc, out = run("ingest", str(f), "--out", str(out_dir))
+    rc, out, err = run3("ingest", str(f), "--out", str(out_dir))
     assert rc == 0
     lines = out.splitlines()
-    assert lines[:-1] == [
+    assert lines == [
         "Line accounting per file (read = events + irrelevant + unparsed):",
         f"{'file':<{len(str(f))}}  source  unit  read  events  irrelevant  unparsed",
         f"{f}  text    line     4       0           1         3",
@@ -131,9 +146,10 @@ def test_ingest_unknown_file_exact_table(tmp_path: Path) -> None:
         f"note: {f}: no known layout; read as text (every signature tried); name a source "
         "with --source if it is one",
         "note: 3 unparsed lines; samples in the unparsed_samples table",
-        "",
     ]
-    assert lines[-1].startswith(f"Wrote 0 events and 0 scheduler records to {out_dir}/")
+    # the status line goes to stderr, with the size in human units
+    assert err.startswith(f"Wrote 0 events and 0 scheduler records to {out_dir}/")
+    assert re.search(r" in \d+\.\d\d s \(38 B, \d+(\.\d)? (B|kB|MB)/s\)$", err.rstrip()), err
     con = duckdb.connect(str(out_dir / "tormortem.duckdb"), read_only=True)
     samples = con.execute("SELECT line_no, text FROM unparsed_samples ORDER BY 1").fetchall()
     assert samples == [(1, "hello"), (2, "world"), (4, "last line without newline")]
@@ -145,7 +161,7 @@ def test_ingest_unknown_file_exact_table(tmp_path: Path) -> None:
 def test_ingest_sample_logs_accounting_adds_up(tmp_path: Path) -> None:
     rc, out = run("ingest", str(ROOT / "sample_logs"), "--out", str(tmp_path / "o"), "-q")
     assert rc == 0, out
-    assert out == ""
+    assert out == ""  # -q: neither the summary table (stdout) nor the status line (stderr)
     con = duckdb.connect(str(tmp_path / "o" / "tormortem.duckdb"), read_only=True)
     bad = con.execute("SELECT file FROM line_accounting "
                       "WHERE read != events + irrelevant + unparsed").fetchall()
@@ -159,7 +175,7 @@ def test_ingest_sample_logs_accounting_adds_up(tmp_path: Path) -> None:
 
 def test_explain_jsonl_from_stdin() -> None:
     rc, out = run("explain", "-", "--jsonl", "--source", "unknown-source")
-    assert rc == 1
+    assert rc == 2
     rc, out = run("explain", "-", "--jsonl", input="just some words\n")
     assert rc == 0
     assert out == ""

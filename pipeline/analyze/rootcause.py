@@ -21,6 +21,8 @@ DEFAULT_BEFORE_S = 15 * 60.0
 DEFAULT_AFTER_S = 5 * 60.0
 NODE_SKEW_S = 30.0  #: node-level evidence may be stamped this much after the attempt's end
 TAIL_LINES = 15
+#: Slurm's "*** JOB n ON host CANCELLED ... ***" lines name the batch host
+BANNER_KINDS = ("slurm_job_cancelled", "job_cancelled_msg")
 
 
 @dataclass
@@ -35,6 +37,12 @@ class Cause:
     ts: Any = None
     symptoms: int = 0
     output_tail: list[str] = field(default_factory=list)
+    #: how the node was found: "evidence" (the cause line's host), "node_evidence" (a
+    #: node-level line of the cause's category), "banner" (Slurm's job banner: the batch
+    #: host), "symptoms" (host of a symptom line), "allocation" (the attempt's only node)
+    node_from: str | None = None
+    ts_flag: str | None = None  #: how the cause line's time was obtained
+    node_where: str | None = None  #: file:line naming the node when it is not the cause's
 
 
 INTERRUPTIONS_BASE = pa.schema([
@@ -64,15 +72,21 @@ def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
     for attempt, cat, host, kind, code, msg, file, line_no, ts, n_sym in rows:
         causes[attempt] = Cause(attempt, cat, host, kind, code, msg, f"{file}:{line_no}", ts,
                                 int(n_sym))
+        if host is not None:
+            causes[attempt].node_from = "banner" if kind in BANNER_KINDS else "evidence"
     # The node: a job-scope line names where it was printed (the batch host in Slurm's
     # "*** JOB ... ON node001 CANCELLED ... DUE TO NODE FAILURE ***"), not the node at fault;
     # prefer the host of the most specific node-scope evidence of the cause's category.
-    for attempt, host in con.execute(
-        "SELECT e.attempt, arg_max(e.host, e.specificity * 1e12 - epoch(e.ts)) "
+    for attempt, host, where in con.execute(
+        "SELECT e.attempt, arg_max(e.host, e.specificity * 1e12 - epoch(e.ts)), "
+        "arg_max(e.file || ':' || e.line_no, e.specificity * 1e12 - epoch(e.ts)) "
         "FROM evidence e JOIN evidence c ON c.attempt = e.attempt AND c.role = 'cause' "
         "WHERE e.scope = 'node' AND e.host IS NOT NULL AND e.category = c.category "
         "AND c.scope = 'job' GROUP BY e.attempt").fetchall():
         causes[attempt].node = host
+        causes[attempt].node_from = "node_evidence"
+        causes[attempt].node_where = where
+    _from_symptoms(con, causes)
     counts = con.execute("SELECT attempt, count(*) - 1 FROM evidence GROUP BY attempt").fetchall()
     for attempt, n in counts:
         causes[attempt].symptoms = int(n)
@@ -80,9 +94,32 @@ def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
     for c in causes.values():
         if c.node is None and nodes.get(c.attempt) and len(nodes[c.attempt]) == 1:
             c.node = nodes[c.attempt][0]
+            c.node_from = "allocation"
         if c.category == "unknown":
             c.output_tail = _output_tail(con, c.attempt)
     return causes
+
+
+def _from_symptoms(con: duckdb.DuckDBPyConnection, causes: dict[str, Cause]) -> None:
+    """A cause line that names no host (a watchdog timeout, a Python exception printed by
+    rank 0's logger): the host of the most specific symptom that names one (earliest among
+    equals), e.g. the failing rank of torch elastic's ChildFailedError report or srun's
+    "node004: task 3: Exited". It says where the failure showed first, not that the node is
+    at fault (``approx``). Slurm's job banner is not used: it names the batch host, not where
+    anything failed. Also records how each cause line's time was obtained."""
+    for attempt, host, where in con.execute(
+        "SELECT attempt, arg_max(host, specificity * 1e12 - epoch(ts)), "
+        "arg_max(file || ':' || line_no, specificity * 1e12 - epoch(ts)) FROM evidence "
+        "WHERE role = 'symptom' AND host IS NOT NULL AND kind NOT IN "
+        f"({', '.join(repr(k) for k in BANNER_KINDS)}) GROUP BY attempt").fetchall():
+        c = causes.get(attempt)
+        if c is not None and c.node is None and c.kind is not None:
+            c.node, c.node_from, c.node_where = host, "symptoms", where
+    for attempt, flag in con.execute(
+        "SELECT e.attempt, ev.ts_flag FROM evidence e JOIN events ev USING (event_id) "
+        "WHERE e.role = 'cause'").fetchall():
+        if attempt in causes:
+            causes[attempt].ts_flag = flag
 
 
 def _output_tail(con: duckdb.DuckDBPyConnection, attempt: str) -> list[str]:

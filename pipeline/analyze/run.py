@@ -24,11 +24,12 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipeline.analyze import approx
 from pipeline.analyze.decompose import Decomposition, decompose, split_no_progress
 from pipeline.analyze.progress import RunInputs, collect
 from pipeline.analyze.rootcause import DEFAULT_AFTER_S, DEFAULT_BEFORE_S, Cause, find_causes
 from pipeline.analyze.runs import link_attempts, load_run_map
-from pipeline.analyze.slowdown import Episode, find_episodes
+from pipeline.analyze.slowdown import Episode, find_episodes, observed_seconds
 
 SCHEMA = "tormortem.analysis/1"
 COMPONENTS = ("t_opt", "slow", "lost", "ckpt_save", "startup", "hang", "repair", "tail")
@@ -78,16 +79,19 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                              "first_in_run": k == 0,
                              "end_inferred": row.get("fidelity") == "progress"})
         causes = find_causes(con, base, before_s, after_s)
+        split: set[str] = set()
         for ri in runs:
             d = decs[ri.run]
             for k, p in enumerate(d.attempts[:-1]):
                 c = causes[p.attempt]
                 if p.last_progress is None and c.ts is not None:
                     split_no_progress(d, k, c.ts.timestamp())
+                    split.add(p.attempt)
         for ri in runs:
             d = decs[ri.run]
             eps = find_episodes(d.intervals, d.ideal_step_s)
-            results.append(_run_json(ri, d, causes, eps, fidelity))
+            results.append(_mark_approx(_run_json(ri, d, causes, eps, fidelity), ri, d,
+                                        causes, split))
         _write_tables(con, results, decs, runs)
     finally:
         con.close()
@@ -141,11 +145,48 @@ def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
         "dropped_progress_lines": ri.dropped_lines,
         "attempts": atts, "interruptions": ints,
         "by_category": dict(sorted(by_cat.items(), key=lambda kv: -kv[1]["cost_s"])),
-        "slow_episodes": [{"attempt": d.attempts[e.attempt].attempt, "start": iso(e.start),
-                           "end": iso(e.end), "first_iteration": e.first_iteration,
-                           "last_iteration": e.last_iteration, "ratio": e.ratio,
-                           "cost_s": e.cost} for e in eps],
+        "slow_episodes": _episodes_json(d, eps),
+        "fail_slow_exposure": _fail_slow_exposure(d, eps),
     }
+
+
+def _mark_approx(r: dict[str, Any], ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
+                 split: set[str]) -> dict[str, Any]:
+    """Add the ``approx`` fields (``pipeline.analyze.approx``) and the undefined-TOR reason."""
+    by_name = {a.attempt: a for a in ri.attempts}
+    per_attempt = []
+    for k, (aj, p) in enumerate(zip(r["attempts"], d.attempts, strict=True)):
+        aj["approx"] = approx.attempt_approx(k, d, by_name[p.attempt], ri.rows[k],
+                                             p.attempt in split)
+        per_attempt.append(aj["approx"])
+    for ij in r["interruptions"]:
+        c = causes[ij["attempt"]]
+        ij["node_from"], ij["node_where"] = c.node_from, c.node_where
+        ij["approx"] = approx.interruption_approx(c.node_from, c.ts_flag)
+    has_progress = any(a.progress for a in ri.attempts)
+    r["approx"] = approx.run_approx(per_attempt, has_progress)
+    why = approx.tor_reason(d)
+    if why is not None:
+        r["tor"], r["tor_reason"] = None, why
+        r["ideal_step_s"] = None if r["ideal_step_s"] != r["ideal_step_s"] else r["ideal_step_s"]
+    return r
+
+
+def _episodes_json(d: Decomposition, eps: list[Episode]) -> list[dict[str, Any]]:
+    return [{"attempt": d.attempts[e.attempt].attempt, "start": iso(e.start),
+             "end": iso(e.end), "first_iteration": e.first_iteration,
+             "last_iteration": e.last_iteration, "ratio": e.ratio, "cost_s": e.cost,
+             "attempts": [d.attempts[k].attempt for k in e.attempts],
+             "intervals": e.intervals, "started_inside": e.started_inside} for e in eps]
+
+
+def _fail_slow_exposure(d: Decomposition, eps: list[Episode]) -> dict[str, Any]:
+    """The time in which a fail-slow episode's start could be seen (each attempt's steady
+    iterating time outside episodes) and the episodes whose start was seen: what the
+    fail-slow rate is fitted from (``pipeline.model.fit``)."""
+    secs = observed_seconds(d.intervals, eps)
+    return {"seconds": sum(secs.values()), "episodes_started": sum(e.started_inside for e in eps),
+            "per_attempt_s": {d.attempts[k].attempt: s for k, s in sorted(secs.items())}}
 
 
 def _write_tables(con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
@@ -182,12 +223,14 @@ def _write_tables(con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
                    ("resumed_from", pa.int64()), ("last_iteration", pa.int64())]))
     put("interruptions", [{"run": r["run"], **{k: i[k] for k in (
         "attempt", "category", "node", "cost_s", "lost_s", "hang_s", "repair_s", "startup_s",
-        "state", "symptoms")}, "end": i["end"], "cause_kind": i["cause"]["kind"],
+        "state", "symptoms")}, "node_from": i.get("node_from"), "end": i["end"],
+        "cause_kind": i["cause"]["kind"],
         "cause_code": i["cause"]["code"], "cause_message": i["cause"]["message"],
         "cause_where": i["cause"]["where"]} for r in results for i in r["interruptions"]],
         pa.schema([("run", s), ("attempt", s), ("category", s), ("node", s), ("cost_s", f64),
                    ("lost_s", f64), ("hang_s", f64), ("repair_s", f64), ("startup_s", f64),
-                   ("state", s), ("symptoms", pa.int64()), ("end", s), ("cause_kind", s),
+                   ("state", s), ("symptoms", pa.int64()), ("node_from", s), ("end", s),
+                   ("cause_kind", s),
                    ("cause_code", s), ("cause_message", s), ("cause_where", s)]))
     put("slow_episodes", [{"run": run, **e} for run, r in
                           ((r["run"], r) for r in results) for e in r["slow_episodes"]],

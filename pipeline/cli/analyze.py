@@ -4,17 +4,14 @@
 from __future__ import annotations
 
 import json
+from datetime import tzinfo
 from pathlib import Path
+from typing import Any
 
 import click
 
-from parsers.timeutil import get_tz
-from pipeline.analyze.run import analyze_db
+from pipeline.cli import output
 from pipeline.cli.options import inputs, rules_opt, source_opt, tz_opt, year_opt
-from pipeline.ingest.run import ingest
-from pipeline.model.outputs import attach_models, write_rates
-from pipeline.report import terminal as render
-from pipeline.report.analysis_text import render as render_analysis
 from pipeline.units import parse_duration
 
 
@@ -22,8 +19,8 @@ from pipeline.units import parse_duration
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the tables (Parquet + tormortem.duckdb) and reports.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the analysis as JSON (schema tormortem.analysis/1) instead of text.")
+@output.format_option("table", "json", "csv", aliases=("json", "csv"),
+                      what="the analysis (csv: the decomposition per run)")
 @click.option("--run-map", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="CSV job_id,run: which run each job belongs to (default: by job name).")
 @click.option("--ideal-step-time", default=None, metavar="DURATION",
@@ -38,15 +35,17 @@ from pipeline.units import parse_duration
 @tz_opt
 @year_opt
 @rules_opt
-def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path | None,
+@output.verbosity_options
+def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Path | None,
                 ideal_step_time: str | None, window_before: str, window_after: str,
-                with_report: bool, source: str | None, tz: str, year: int | None,
+                with_report: bool, source: str | None, tz: tzinfo, year: int | None,
                 rules_files: tuple[Path, ...]) -> None:
     """Realized TOR: ingest the logs, then split each run's wall time exactly.
 
     Links attempts into runs, rebuilds each attempt's progress, splits T_obs into T_opt,
     slow, lost work, checkpoint saves, startup, hang, repair and tail (they sum to T_obs),
-    and finds each interruption's root cause from the evidence around it.
+    and finds each interruption's root cause from the evidence around it. Values inferred
+    rather than read are marked ~ and explained below the tables (``approx`` in JSON).
 
     \b
     Example:
@@ -54,42 +53,75 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
       tormortem analyze logs/ --out /tmp/tm --json > analysis.json
       tormortem analyze sample_logs/demo --out reports/demo --report
     """
-    files = inputs(paths)
+    fmt = output.chosen_format(fmt)
     ideal = parse_duration(ideal_step_time) if ideal_step_time else None
     before, after = parse_duration(window_before), parse_duration(window_after)
-    with render.progress(files, enabled=not as_json) as advance:
-        ingest(files, out, tz=get_tz(tz), year=year, source=source,
-               extra_rules=list(rules_files), progress=advance)
-    result = analyze_db(out / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
-                        before_s=before, after_s=after)
-    (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
-    rates_docs = write_rates(out, result)
-    models = attach_models(out, result, rates_docs)
-    from pipeline.model.predicted import report_model
-    from pipeline.report.model_text import render_model
+    files = inputs(paths)
+    result, _models, rates_docs = _run(files, out, run_map, ideal, before, after, source, tz,
+                                      year, rules_files)
+    written = _report(out, result, rates_docs) if with_report else []
+    if fmt == "json":
+        click.echo(output.dumps(result))
+    elif fmt == "csv":
+        from pipeline.report.analysis_text import decomposition_rows
 
-    model = report_model(result)
-    if model is not None:
-        (out / "model.json").write_text(json.dumps(model, indent=2) + "\n")
-    written: list[Path] = []
-    if with_report:
-        from pipeline.report.html import PdfError, write_report
-
-        rates = json.loads(rates_docs[0].read_text()) if len(rates_docs) == 1 else None
-        try:
-            html, pdf = write_report(out, result, rates, model)
-        except PdfError as e:
-            raise click.ClickException(str(e)) from None
-        written = [p for p in (html, pdf) if p is not None]
-
-    if as_json:
-        click.echo(json.dumps(result, indent=2))
+        head, rows = decomposition_rows(result)
+        click.echo(output.csv_text(head, rows))
     else:
-        click.echo(render_analysis(result))
-        for m in models:
-            click.echo("\n" + render_model(m))
-        for path in rates_docs:
-            click.echo(f"\nFitted rates: {path} (tormortem fit {out} prints them; "
-                       f"tormortem plan --rates {path} answers what-ifs)")
-        for path in written:
-            click.echo(f"Report: {path}")
+        from pipeline.report.analysis_text import render as render_analysis
+        from pipeline.report.model_text import render_model
+
+        click.echo(render_analysis(result, top=None if output.settings().verbose else 10))
+        for r in result["runs"]:
+            if r.get("model"):
+                click.echo("\n" + render_model(r["model"], r.get("approx")))
+    for path in rates_docs:
+        output.status(f"Fitted rates: {path} (tormortem fit {out} prints them; "
+                      f"tormortem plan --rates {out} answers what-ifs)")
+    for path in written:
+        output.status(f"Report: {path}")
+
+
+def _run(files: list[Any], out: Path, run_map: Path | None, ideal: float | None,
+         before: float, after: float, source: str | None, tz: tzinfo, year: int | None,
+         rules_files: tuple[Path, ...]) -> tuple[dict[str, Any], list[dict[str, Any]],
+                                                 list[Path]]:
+    from pipeline.analyze.run import analyze_db
+    from pipeline.cli.progress import ingest_progress
+    from pipeline.ingest.run import ingest
+    from pipeline.model.outputs import attach_models, write_rates
+    from pipeline.report.terminal import size
+
+    total = sum(f.path.stat().st_size for f in files if f.path.exists())
+    with output.Phase("ingest", f"{len(files):,} files, {size(total)}"), \
+            ingest_progress(files) as advance:
+        ingest(files, out, tz=tz, year=year, source=source, extra_rules=list(rules_files),
+               progress=advance)
+    with output.Phase("analyze", "attempts, runs, decomposition, root causes, fail-slow"):
+        result = analyze_db(out / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
+                            before_s=before, after_s=after)
+        (out / "analysis.json").write_text(output.dumps(result) + "\n")
+    with output.Phase("fit", "rates, model"):
+        rates_docs = write_rates(out, result)
+        models = attach_models(out, result, rates_docs)
+        from pipeline.model.predicted import report_model
+
+        model = report_model(result)
+        if model is not None:
+            (out / "model.json").write_text(json.dumps(model, indent=2) + "\n")
+    return result, models, rates_docs
+
+
+def _report(out: Path, result: dict[str, Any], rates_docs: list[Path]) -> list[Path]:
+    from pipeline.cli.report import report_phase
+    from pipeline.report.html import PdfError, write_report
+
+    model = json.loads((out / "model.json").read_text()) if (out / "model.json").exists() \
+        else None
+    rates = json.loads(rates_docs[0].read_text()) if len(rates_docs) == 1 else None
+    try:
+        html, pdf = write_report(out, result, rates, model, on_phase=report_phase)
+    except PdfError as e:
+        raise click.ClickException(str(e)) from None
+    return [p for p in (html, pdf) if p is not None]
+

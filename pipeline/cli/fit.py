@@ -7,13 +7,15 @@ from pathlib import Path
 
 import click
 
-from pipeline.model.outputs import write_rates
+from pipeline.cli import output
 
 
 @click.command("fit")
 @click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the rates JSON instead of a table.")
-def fit_cmd(directory: Path, as_json: bool) -> None:
+@output.format_option("table", "json", "csv", aliases=("json", "csv"),
+                      what="the rates (csv: one row per category)")
+@output.verbosity_options
+def fit_cmd(directory: Path, fmt: str | None) -> None:
     """Fit failure rates, recovery times and checkpoint costs of an analysed directory.
 
     Reads DIRECTORY/analysis.json and tormortem.duckdb (written by `analyze`), writes the
@@ -22,15 +24,30 @@ def fit_cmd(directory: Path, as_json: bool) -> None:
     \b
     Example:
       tormortem analyze logs/ --out /tmp/tm && tormortem fit /tmp/tm
+      tormortem fit /tmp/tm --format csv
     """
+    from pipeline.model.outputs import write_rates
+    from pipeline.report.rates_text import RATE_COLUMNS, rates_rows, render_rates
+
+    fmt = output.chosen_format(fmt)
     path = directory / "analysis.json"
     if not path.exists():
         raise click.ClickException(f"{path} not found; run `tormortem analyze LOGS --out "
                                    f"{directory}` first")
-    from pipeline.report.rates_text import render_rates
-
     analysis = json.loads(path.read_text())
     paths = write_rates(directory, analysis)
+    if not paths:
+        raise click.ClickException(
+            f"{path}: no run has progress lines, so there is no healthy step time to express "
+            "rates against; add the job output (training progress) to the analysis")
+    docs = [json.loads(p.read_text()) for p in paths]
+    if fmt == "json":
+        click.echo(output.dumps(docs[0] if len(docs) == 1 else docs))
+    elif fmt == "csv":
+        click.echo(output.csv_text(["run", *RATE_COLUMNS],
+                                   [[d["provenance"].get("run"), *r] for d in docs
+                                    for r in rates_rows(d)]))
+    else:
+        click.echo("\n\n".join(render_rates(d) for d in docs))
     for p in paths:
-        doc = json.loads(p.read_text())
-        click.echo(json.dumps(doc, indent=2) if as_json else render_rates(doc) + f"\n-> {p}")
+        output.status(f"-> {p}")

@@ -1,133 +1,155 @@
 """The ``tormortem`` command group: command registry, lazy loading and the error edge.
 
 Each command lives in its own module of this package and is a thin shell over the library:
-it parses its options, calls one library function, and prints. Library errors that carry a
-user-facing message become ``Error: ...`` with exit code 1 in one place (``_Group.invoke``);
-usage errors keep click's exit code 2.
+it parses its options, calls one library function, and prints (conventions: ``output``).
+
+Start-up: no command module is imported until that command runs or its own ``--help`` is
+asked for; ``tormortem --help`` lists them from ``COMMANDS`` (a test keeps those texts equal
+to the commands' own), and command modules import the heavy libraries (polars, pyarrow,
+duckdb, scipy, matplotlib, jinja2) inside the functions that use them. ``--version`` and
+every ``--help`` therefore import click and a few small modules only (a test counts them).
+
+Errors: library errors that carry a user-facing message become ``Error: ...`` in one place
+(``_Group.invoke``): those about the command line (a malformed duration, a bad --what-if, an
+unknown --source or --tz, a path argument that does not exist) exit 2 like click's own usage
+errors; those about what was read (a bad rules or rates file, nothing to analyse) exit 1.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 from typing import Any
 
 import click
 
-from parsers.hostlist import HostlistError
-from parsers.reader import InputError
-from parsers.registry import UnknownSourceError
-from parsers.timeutil import TimeError
-from pipeline.analyze.run import AnalysisError
-from pipeline.cli.analyze import analyze_cmd
-from pipeline.cli.explain import explain_cmd
-from pipeline.cli.fit import fit_cmd
-from pipeline.cli.ingest import ingest_cmd
-from pipeline.cli.sources import sources_cmd
-from pipeline.ingest.ruletable import RulesError
-from pipeline.units import DurationError
+from pipeline.cli.output import EXIT_USAGE, settings, verbosity_options
 
-USER_ERRORS = (InputError, TimeError, RulesError, UnknownSourceError, HostlistError,
-               AnalysisError, DurationError)
-
-
-#: commands whose modules import scipy or matplotlib: loaded only when used, so that
-#: `tormortem ingest` does not pay for them at start-up
-LAZY = {"plan": "pipeline.cli.plan:plan", "simulate": "pipeline.cli.simulate:simulate",
-        "report": "pipeline.cli.report:report"}
-#: the first lines of the lazy commands' help, so ``tormortem --help`` does not import scipy
-#: and the report stack to list them (a test keeps these equal to the commands' own)
-LAZY_HELP = {
-    "plan": (
-        "Predict TOR from a rates file with the closed form (TOR_MODEL.md "
-        "section 5): at another scale, checkpoint interval or save time, with "
-        "what-ifs per failure category; the TOR-maximising checkpoint interval; "
-        "the key factors; the expected wall time of a job."
-    ),
-    "simulate": (
-        "Simulate a training campaign: write its logs in the real formats "
-        "(Slurm, kernel, Megatron/PyTorch job output) plus its ground truth, "
-        "or, with --no-logs, estimate the TOR distribution of many campaigns by "
-        "Monte Carlo."
-    ),
-    "report": (
-        "Write the post-mortem report (report.html and report.pdf) for an "
-        "analyzed run."
-    ),
+#: name -> (module:attribute, the first paragraph of its help). The help text is what
+#: ``tormortem --help`` lists without importing the module; tests/test_cli.py keeps it equal
+#: to the command's own.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "sources": ("pipeline.cli.sources:sources_cmd",
+                "List the log sources tormortem reads (names for --source)."),
+    "ingest": ("pipeline.cli.ingest:ingest_cmd",
+               "Parse log files, directories (recursive), globs or .gz files into Parquet + "
+               "DuckDB."),
+    "explain": ("pipeline.cli.explain:explain_cmd",
+                "What tormortem makes of each line that carries a signal."),
+    "analyze": ("pipeline.cli.analyze:analyze_cmd",
+                "Realized TOR: ingest the logs, then split each run's wall time exactly."),
+    "fit": ("pipeline.cli.fit:fit_cmd",
+            "Fit failure rates, recovery times and checkpoint costs of an analysed "
+            "directory."),
+    "plan": ("pipeline.cli.plan:plan_cmd",
+             "Predict TOR from a rates file: at another scale, checkpoint interval or save "
+             "time, with what-ifs per failure category; the TOR-maximising checkpoint "
+             "interval; the key factors; the expected wall time of a job."),
+    "report": ("pipeline.cli.report:report",
+               "Write the post-mortem report (report.html and report.pdf) for an analyzed "
+               "run."),
+    "simulate": ("pipeline.cli.simulate:simulate",
+                 "Simulate a training campaign: write its logs in the real formats (Slurm, "
+                 "kernel, Megatron/PyTorch job output) plus its ground truth, or, with "
+                 "--no-logs, estimate the TOR distribution of many campaigns by Monte Carlo."),
+    "sql": ("pipeline.cli.sql:sql_cmd",
+            "Query an analysed directory's tables with SQL (DuckDB), or open a shell."),
 }
+
+
+#: library errors about the command line itself (exit 2) ...
+USAGE_ERRORS = ("parsers.reader.InputError", "parsers.registry.UnknownSourceError",
+                "pipeline.units.DurationError", "pipeline.model.plan.PlanError")
+#: ... and about what was read (exit 1)
+FAILURES = ("parsers.timeutil.TimeError", "pipeline.ingest.ruletable.RulesError",
+            "parsers.hostlist.HostlistError", "pipeline.analyze.run.AnalysisError",
+            "pipeline.model.rates.RatesError", "pipeline.simulate.run.SimulateError",
+            "pipeline.report.pdf.PdfError")
+
+
+def _is_one_of(e: BaseException, names: tuple[str, ...]) -> bool:
+    """``isinstance`` against classes named by path, looked up only in modules already
+    loaded (an error of a module that was never imported cannot have been raised): handling
+    an error imports nothing."""
+    for dotted in names:
+        mod, cls = dotted.rsplit(".", 1)
+        m = sys.modules.get(mod)
+        if m is not None and isinstance(e, getattr(m, cls)):
+            return True
+    return False
 
 
 class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *(n for n in LAZY if _loadable(n))})
+        return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in LAZY and name not in self.commands and _loadable(name):
-            import importlib
-
-            mod, attr = LAZY[name].split(":")
+        if name in COMMANDS and name not in self.commands:
+            mod, attr = COMMANDS[name][0].split(":")
             cmd = getattr(importlib.import_module(mod), attr)
             assert isinstance(cmd, click.Command)
             self.add_command(cmd, name)
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """As click's, but a lazy command not loaded yet is listed from LAZY_HELP."""
+        """As click's, but from ``COMMANDS``: listing them imports none of them."""
         names = self.list_commands(ctx)
-        if not names:
-            return
         limit = formatter.width - 6 - max(len(n) for n in names)
-        rows = []
-        for name in names:
-            if name in LAZY and name not in self.commands:
-                stub = click.Command(name, help=LAZY_HELP[name])
-                rows.append((name, stub.get_short_help_str(limit)))
-                continue
-            cmd = self.get_command(ctx, name)
-            if cmd is not None and not cmd.hidden:
-                rows.append((name, cmd.get_short_help_str(limit)))
+        rows = [(n, click.Command(n, help=COMMANDS[n][1]).get_short_help_str(limit))
+                for n in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except USER_ERRORS as e:
-            raise click.ClickException(str(e)) from None
-        except OSError as e:
-            where = f" {e.filename}" if e.filename else ""
-            raise click.ClickException(
-                f"cannot access{where}: {e.strerror or e}; check the path and permissions"
-            ) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
-        except Exception as e:  # a bug: one line, unless TORMORTEM_DEBUG asks for the trace
-            if os.environ.get("TORMORTEM_DEBUG"):
-                raise
-            raise click.ClickException(
-                f"internal error ({type(e).__name__}: {e}); please report it with the command "
-                "you ran (set TORMORTEM_DEBUG=1 for the traceback)") from None
+        except Exception as e:
+            raise _as_click_error(e) from None
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+def _as_click_error(e: Exception) -> click.ClickException:
+    if _is_one_of(e, USAGE_ERRORS):
+        return click.UsageError(str(e))
+    if _is_one_of(e, FAILURES):
+        return click.ClickException(str(e))
+    if isinstance(e, OSError):
+        where = f" {e.filename}" if e.filename else ""
+        return click.ClickException(
+            f"cannot access{where}: {e.strerror or e}; check the path and permissions")
+    # a bug: one line, unless -vv or TORMORTEM_DEBUG asks for the traceback
+    if os.environ.get("TORMORTEM_DEBUG") or settings().verbose >= 2:
+        raise e
+    return click.ClickException(
+        f"internal error ({type(e).__name__}: {e}); please report it with the command you ran "
+        "(run it again with -vv for the traceback)")
+
+
+EPILOG = """\b
+Exit status: 0 ok; 1 the command ran and failed (input it could not use, nothing
+to analyse, an output it could not write); 2 a usage error (unknown option, malformed
+value, a path argument that does not exist).
+Data goes to stdout (--format table|json|csv); progress and status to stderr."""
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=EPILOG)
 @click.version_option(package_name="tormortem")
+@verbosity_options
 def main() -> None:
     """tormortem: where the time of a large GPU training run went.
 
     Reads Slurm, Kubernetes, kernel (NVIDIA Xid, PCIe, InfiniBand), NCCL / PyTorch and
-    training-progress logs, and turns them into typed tables.
+    training-progress logs, and turns them into typed tables, the Training Overhead Ratio
+    (TOR) with an exact split of the wall time, root causes, fitted rates and a report.
 
     \b
     Example:
-      tormortem ingest sample_logs/ --out /tmp/tm
-      duckdb /tmp/tm/tormortem.duckdb "select kind, count(*) from events group by 1"
+      tormortem analyze sample_logs/demo --out reports/demo
+      tormortem sql reports/demo "select category, count(*) from interruptions group by 1"
     """
 
 
-for _cmd in (ingest_cmd, explain_cmd, analyze_cmd, fit_cmd, sources_cmd):
-    main.add_command(_cmd)
-
-
-def _loadable(name: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(LAZY[name].split(":")[0]) is not None
+assert click.UsageError.exit_code == EXIT_USAGE

@@ -9,8 +9,7 @@ from typing import Any
 
 import click
 
-from pipeline.model import rates as rates_mod
-from pipeline.report.html import PdfError, write_report
+from pipeline.cli import output
 
 
 def _json(path: Path, what: str) -> dict[str, Any]:
@@ -27,7 +26,7 @@ def _json(path: Path, what: str) -> dict[str, Any]:
 
 
 @click.command("report")
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write report.html and report.pdf (default: DIRECTORY).")
 @click.option("--rates", "rates_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -40,6 +39,7 @@ def _json(path: Path, what: str) -> dict[str, Any]:
 @click.option("--pdf-engine", type=click.Choice(["auto", "chromium", "weasyprint"]),
               default="auto", show_default=True,
               help="auto: headless Chromium if installed, else WeasyPrint.")
+@output.verbosity_options
 def report(directory: Path, out: Path | None, rates_path: Path | None,
            model_path: Path | None, no_pdf: bool, pdf_engine: str) -> None:
     """Write the post-mortem report (report.html and report.pdf) for an analyzed run.
@@ -53,6 +53,9 @@ def report(directory: Path, out: Path | None, rates_path: Path | None,
       tormortem report reports/demo
       tormortem report reports/demo --rates rates.json --model model.json --no-pdf
     """
+    from pipeline.model import rates as rates_mod
+    from pipeline.report.html import PdfError, write_report
+
     analysis_path = directory / "analysis.json"
     if not analysis_path.exists():
         raise click.ClickException(
@@ -71,7 +74,7 @@ def report(directory: Path, out: Path | None, rates_path: Path | None,
         except rates_mod.RatesError as e:
             if not auto_rates:
                 raise click.ClickException(str(e)) from None
-            click.echo(f"warning: {rates_path} left out: {e}", err=True)
+            output.warn(f"{rates_path} left out: {e}")
     if model_path is None and (directory / "model.json").exists():
         model_path = directory / "model.json"
     model = _json(model_path, "model") if model_path is not None else None
@@ -79,8 +82,14 @@ def report(directory: Path, out: Path | None, rates_path: Path | None,
     try:
         html, pdf = write_report(out or directory, analysis, rates, model,
                                  db=directory / "tormortem.duckdb", pdf=not no_pdf,
-                                 engine=pdf_engine)
+                                 engine=pdf_engine, on_phase=report_phase)
     except PdfError as e:
         raise click.ClickException(str(e)) from None
-    click.echo(f"wrote {html}" + (f" and {pdf}" if pdf else "")
-               + f" in {time.perf_counter() - t0:.1f} s")
+    output.status(f"wrote {html}" + (f" and {pdf}" if pdf else "")
+                  + f" in {time.perf_counter() - t0:.1f} s")
+
+
+def report_phase(name: str) -> None:
+    """The status line of each phase of writing the report."""
+    output.status("report: writing report.html ..." if name == "html" else
+                  "report: printing report.pdf (headless Chromium, else WeasyPrint) ...")

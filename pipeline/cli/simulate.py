@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 
-from pipeline.model.rates import Rates, RatesError, load
-from pipeline.simulate import montecarlo, presets
-from pipeline.simulate.params import Settings
-from pipeline.simulate.run import SimulateError, with_log_interval
-from pipeline.simulate.run import simulate as run_simulate
+from pipeline.cli import output
+from pipeline.simulate import presets
 
 EPILOG = """\b
 Examples:
@@ -47,19 +45,23 @@ Examples:
               help="Monte Carlo only: print the TOR distribution, write nothing.")
 @click.option("--replicas", type=int, default=1000, show_default=True,
               help="Campaigns in the Monte Carlo (with --no-logs).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@output.format_option("table", "json", "csv", aliases=("json", "csv"), what="the summary")
+@output.verbosity_options
 def simulate(preset: str | None, rates_file: Path | None, seed: int, out: Path | None,
              force: bool, flavour: str, log_interval: int | None, iterations: int | None,
-             no_logs: bool, replicas: int, as_json: bool) -> None:
+             no_logs: bool, replicas: int, fmt: str | None) -> None:
     """Simulate a training campaign: write its logs in the real formats (Slurm, kernel,
     Megatron/PyTorch job output) plus its ground truth, or, with --no-logs, estimate the TOR
     distribution of many campaigns by Monte Carlo."""
+    from pipeline.model.rates import Rates, RatesError, load
+
+    fmt = output.chosen_format(fmt)
     if (preset is None) == (rates_file is None):
         raise click.UsageError("give exactly one of --preset NAME or --rates FILE")
     try:
         rates: Rates = presets.get(preset) if preset else load(rates_file)  # type: ignore[arg-type]
     except RatesError as e:
-        raise click.ClickException(str(e)) from e
+        raise click.ClickException(str(e)) from None
     if iterations is not None and iterations < 1:
         raise click.UsageError("--iterations must be >= 1")
     if not (iterations or rates.target_iterations):
@@ -67,12 +69,14 @@ def simulate(preset: str | None, rates_file: Path | None, seed: int, out: Path |
     if no_logs:
         if replicas < 1:
             raise click.UsageError("--replicas must be >= 1")
+        from pipeline.simulate import montecarlo
+
         t0 = time.perf_counter()
         res = montecarlo.run(rates, replicas, seed, iterations)
         summ = res.summary()
         summ["seconds"] = round(time.perf_counter() - t0, 3)
-        if as_json:
-            click.echo(json.dumps(summ, indent=2))
+        if fmt != "table":
+            _emit(fmt, summ)
         else:
             click.echo(f"TOR {summ['tor_mean']:.5f} +- {summ['tor_stderr']:.5f} (standard error, "
                        f"{replicas} replicas); 90% of campaigns in [{summ['tor_p05']:.4f}, "
@@ -81,6 +85,10 @@ def simulate(preset: str | None, rates_file: Path | None, seed: int, out: Path |
         return
     if out is None:
         raise click.UsageError("--out DIR is required (or use --no-logs)")
+    from pipeline.simulate.params import Settings
+    from pipeline.simulate.run import SimulateError, with_log_interval
+    from pipeline.simulate.run import simulate as run_simulate
+
     k = log_interval or presets.LOG_INTERVAL.get(preset or "", 10)
     try:
         settings = with_log_interval(Settings(), k)
@@ -90,13 +98,21 @@ def simulate(preset: str | None, rates_file: Path | None, seed: int, out: Path |
                                  else None, "flavour": flavour},
                            target_iterations=iterations, force=force, flavour=flavour)
     except (SimulateError, ValueError) as e:
-        raise click.ClickException(str(e)) from e
+        raise click.ClickException(str(e)) from None
     run = doc["runs"][0]
-    if as_json:
-        click.echo(json.dumps({"out": str(out), "tor": run["tor"], "t_obs_s": run["t_obs_s"],
-                               "attempts": len(run["attempts"]),
-                               "interruptions": len(run["interruptions"])}, indent=2))
+    if fmt != "table":
+        _emit(fmt, {"out": str(out), "tor": run["tor"], "t_obs_s": run["t_obs_s"],
+                    "attempts": len(run["attempts"]),
+                    "interruptions": len(run["interruptions"])})
     else:
-        click.echo(f"wrote {out} in {time.perf_counter() - t0:.1f} s: {len(run['attempts'])} "
-                   f"attempts, {len(run['interruptions'])} interruptions, "
-                   f"{run['t_obs_s'] / 86400:.2f} days, true TOR {run['tor']:.4f}")
+        click.echo(f"{out}: {len(run['attempts'])} attempts, {len(run['interruptions'])} "
+                   f"interruptions, {run['t_obs_s'] / 86400:.2f} days, true TOR "
+                   f"{run['tor']:.4f}")
+    output.status(f"wrote {out} in {time.perf_counter() - t0:.1f} s")
+
+
+def _emit(fmt: str, summ: Mapping[str, object]) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(summ, indent=2))
+    else:
+        click.echo(output.csv_text(list(summ), [list(summ.values())]))

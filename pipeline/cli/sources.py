@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import click
 
-from parsers.registry import ALL as ALL_PARSERS
+from pipeline.cli.output import chosen_format, emit_rows, format_option, verbosity_options
 
 
 @click.command("sources")
-def sources_cmd() -> None:
+@format_option("table", "json", "csv", aliases=("json", "csv"), what="the list")
+@verbosity_options
+def sources_cmd(fmt: str | None) -> None:
     """List the log sources tormortem reads (names for --source).
 
     \b
     Example:
       tormortem sources
+      tormortem sources --format csv
     """
-    width = max((len(p.name) for p in ALL_PARSERS), default=0)
-    for p in ALL_PARSERS:
-        click.echo(f"{p.name:<{width}}  {p.description}")
+    from parsers.registry import ALL as ALL_PARSERS
+
+    rows: list[list[str]] = [[p.name, p.description] for p in ALL_PARSERS]
+    width = max((len(r[0]) for r in rows), default=0)
+    emit_rows(chosen_format(fmt), ["name", "description"], rows,
+              lambda: "\n".join(f"{n:<{width}}  {d}" for n, d in rows))

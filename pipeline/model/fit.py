@@ -20,7 +20,9 @@ Writes the versioned rates JSON (``tormortem.rates/1``,
   Wald interval for the shape k on the log scale (k ~ 1: a flat hazard, as the model assumes).
 * **Checkpointing**: tau = median iterations between consecutive saves x t*; delta = the mean
   blocking save time; load = Megatron's load-checkpoint timer when logged.
-* **Fail-slow**: episodes per GPU-hour (mu), mean duration S and throughput ratio rho.
+* **Fail-slow**: episodes per GPU-hour (mu), mean duration S and throughput ratio rho. The
+  rate counts the episodes whose start was seen over the steady iterating time (episodes
+  arrive in wall time; one already under way at a restart began while nothing was watching).
 
 Small samples give wide intervals, never errors.
 """
@@ -181,12 +183,13 @@ def fit(analysis_run: dict[str, Any], attempts: list[dict[str, Any]],
             c["mean_interval_s"] = expo_h * 3600.0 / n / (gpus if scales == "gpu" else nodes)
         cats.append(c)
     eps = r.get("slow_episodes", [])
+    n_slow, slow_h = _fail_slow_counts(r, attempts, gpus, gpu_h)
     if eps:
         dur = [(_ts(e["end"]) - _ts(e["start"])) for e in eps]
         cats.append({
             "category": "unknown", "mode": "fail-slow", "scales_with": "gpu",
-            "rate_per_gpu_hour": len(eps) / gpu_h if gpu_h else 0.0, "count": len(eps),
-            "exposure_gpu_hours": gpu_h, "rate_ci95": list(poisson_ci(len(eps), gpu_h)),
+            "rate_per_gpu_hour": n_slow / slow_h if slow_h else 0.0, "count": n_slow,
+            "exposure_gpu_hours": slow_h, "rate_ci95": list(poisson_ci(n_slow, slow_h)),
             "rho": float(min(0.999, max(1e-3, np.mean([e["ratio"] for e in eps])))),
             "slow_duration": _dist(dur),
             "note": "fail-slow episodes found from step times (cause not attributed)",
@@ -218,14 +221,30 @@ def fit(analysis_run: dict[str, Any], attempts: list[dict[str, Any]],
                 [bool(a.get("interrupted")) and a.get("category") not in PLANNED
                  for a in attempts]),
             "save_every_iterations": save_every,
-            "fail_slow": {"episodes": len(eps),
-                          "mu_per_gpu_hour": len(eps) / gpu_h if gpu_h else None},
+            "fail_slow": {"episodes": len(eps), "episodes_started": n_slow,
+                          "exposure_gpu_hours": slow_h,
+                          "mu_per_gpu_hour": n_slow / slow_h if slow_h else None},
         },
     }
     if r.get("iterations_net"):
         doc["target_iterations"] = int(r["iterations_net"])
     validate(doc, "fitted rates")
     return doc
+
+
+def _fail_slow_counts(r: dict[str, Any], attempts: list[dict[str, Any]], gpus: int,
+                     at_risk_gpu_h: float) -> tuple[int, float]:
+    """Fail-slow episodes whose start was seen and the GPU-hours in which a start could be
+    seen (steady iterating time, ``analyze``'s ``fail_slow_exposure``): episodes arrive in
+    wall time, so one already under way when an attempt started (it began in a repair gap)
+    is not counted against the time that was watched. Older analyses: every episode over the
+    at-risk exposure."""
+    fx = r.get("fail_slow_exposure")
+    if not fx:
+        return len(r.get("slow_episodes", [])), at_risk_gpu_h
+    g = {a["attempt"]: a.get("gpus") or gpus for a in attempts}
+    hours = sum(s * g.get(k, gpus) for k, s in fx["per_attempt_s"].items()) / 3600.0
+    return int(fx["episodes_started"]), hours
 
 
 def _ts(iso: str) -> float:

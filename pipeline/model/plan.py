@@ -5,6 +5,11 @@ the category), ``stop_rate`` / ``slow_rate`` (one mode), ``hang`` / ``repair`` /
 (fail-stop entry; a duration such as ``2m``), ``slow_duration`` or ``rho`` (fail-slow entry).
 VALUE ``xF`` multiplies (``x0.5``); otherwise it sets (rates in the file's unit, per GPU-hour or
 node-hour; durations as ``90s``, ``15m``, ``2h``). ``--drop CATEGORY`` removes all its entries.
+
+A prediction in a regime where a recommendation is nonsense (MTBF shorter than the mean
+restart, fail-slow loss >= 100%, TOR about 0; ``pipeline.model.limits``) carries the reasons
+in ``refused`` and no optimum; every plan carries the breaking point of its scenario (the
+scales at which that begins).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pipeline.model.limits import BreakingPoint, breaking_point, refusal
 from pipeline.model.predict import Prediction, predict, wall_for_work
 from pipeline.model.rates import Category, Checkpoint, Dist, Rates, default_startup
 from pipeline.units import DurationError, parse_duration
@@ -163,6 +169,7 @@ class SweepRow:
     value: float
     prediction: Prediction
     wall_s: float | None
+    refused: tuple[str, ...] = ()  #: why this row has no optimum (empty: it has one)
 
 
 @dataclass
@@ -175,6 +182,8 @@ class PlanResult:
     wall: tuple[float, float | None, float | None] | None = None
     sweep_name: str | None = None
     sweep: list[SweepRow] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  #: why no recommendation (scenario)
+    breaking: BreakingPoint | None = None
 
 
 def plan(rates: Rates, *, gpus: int | None = None, tau_s: float | None = None,
@@ -194,6 +203,8 @@ def plan(rates: Rates, *, gpus: int | None = None, tau_s: float | None = None,
     if work_s is not None and work_s <= 0:
         raise PlanError("the amount of work must be > 0, e.g. --work 30d or --iterations 1000000")
     res = PlanResult(predict(rates), predict(changed), changes, rates.ideal_step_s, work_s)
+    res.refused = refusal(res.scenario)
+    res.breaking = breaking_point(changed)
     if work_s is not None:
         res.wall = wall_for_work(changed, work_s)
     if sweep:
@@ -204,13 +215,23 @@ def plan(rates: Rates, *, gpus: int | None = None, tau_s: float | None = None,
                 changed, tau_s=v if name == "tau" else None, delta_s=v if name == "delta"
                 else None)
             wall = wall_for_work(r, work_s)[0] if work_s is not None else None
-            res.sweep.append(SweepRow(v, predict(r), wall))
+            pred = predict(r)
+            res.sweep.append(SweepRow(v, pred, wall, tuple(refusal(pred))))
     return res
 
 
 def to_json(res: PlanResult) -> dict[str, Any]:
+    scenario = res.scenario.to_json()
+    if res.refused:  # no optimum: only the interval the rates file has
+        scenario["checkpoint_interval"] = scenario["checkpoint_interval"][:1]
     out: dict[str, Any] = {"schema": "tormortem.plan/1", "changes": res.changes,
-                           "baseline": res.baseline.to_json(), "scenario": res.scenario.to_json()}
+                           "baseline": res.baseline.to_json(), "scenario": scenario,
+                           "no_recommendation": res.refused}
+    if res.breaking is not None:
+        b = res.breaking
+        out["breaking_point"] = {"mtbf_below_restart_gpus": b.mtbf_below_restart_gpus,
+                                 "tor_half_gpus": b.tor_half_gpus,
+                                 "tor_half_capped": b.tor_half_capped}
     if res.work_s is not None and res.wall is not None:
         out["work"] = {"ideal_compute_s": res.work_s,
                        "iterations": res.work_s / res.ideal_step_s,
@@ -223,7 +244,8 @@ def to_json(res: PlanResult) -> dict[str, Any]:
              "tor_first_order": row.prediction.tor_first_order,
              "failures_per_day": row.prediction.failures_per_day,
              "tau_opt_s": row.prediction.taus[1].tau_s if len(row.prediction.taus) > 1
-             and math.isfinite(row.prediction.taus[1].tau_s) else None,
+             and math.isfinite(row.prediction.taus[1].tau_s) and not row.refused else None,
+             "no_recommendation": list(row.refused),
              "expected_wall_s": _fin(row.wall_s)} for row in res.sweep]}
     return out
 

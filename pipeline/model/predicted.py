@@ -9,7 +9,10 @@
 * ``vs_gpus`` / ``vs_tau``: TOR at other scales and checkpoint intervals (for plots), with
   the TOR-maximising interval and Young's and Daly's estimates.
 * ``key_factors``: categories and stages, most costly first, with the TOR gained if each were
-  removed or halved.
+  removed or halved. Categories and stages are two splits of the same lost time (a fail-slow
+  category *is* the "slow" stage): rank within one kind, never across both.
+* ``no_recommendation``: why the TOR-maximising interval is withheld (``pipeline.model.
+  limits``: failures faster than a restart, TOR about 0); ``tau_opt_s`` etc. are then None.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.model.core import process, tor_value
+from pipeline.model.limits import refusal
 from pipeline.model.predict import predict, wall_for_work
 from pipeline.model.rates import from_json
 
@@ -53,7 +57,8 @@ def _summary(rates_doc: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
                    (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128)})
     p = process(rates)
     taus = np.geomspace(max(60.0, rates.ideal_step_s), 8 * 3600.0, 24)
-    choices = {t.name: t.tau_s for t in pred.taus}
+    refused = refusal(pred)
+    choices = {} if refused else {t.name: t.tau_s for t in pred.taus}
     return {
         "predicted": {
             "tor": tor,
@@ -77,7 +82,16 @@ def _summary(rates_doc: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
             {"name": f.name, "kind": f.kind, "mode": f.mode, "wall_share": f.wall_share,
              "gain_without": f.gain_without, "gain_halved": f.gain_halved}
             for f in pred.factors],
+        "no_recommendation": refused,
     }
+
+
+def factor_name(f: dict[str, Any]) -> str:
+    """A key factor's display name: fail-slow entries say so (the analysis cannot attribute
+    an episode to a category, so its entry is "unknown")."""
+    if f.get("mode") == "fail-slow":
+        return "fail-slow (cause unknown)" if f["name"] == "unknown" else f"{f['name']} (fail-slow)"
+    return str(f["name"])
 
 
 def _fin(x: float | None) -> float | None:
@@ -101,9 +115,11 @@ def report_model(analysis: dict[str, Any]) -> dict[str, Any] | None:
         "runs": {r["run"]: pred(r["model"]) for r in runs},
         "vs_gpus": first["vs_gpus"], "gpus": gpus,
         "vs_tau": first["vs_tau"], "tau_s": first["tau_s"], "tau_opt_s": first["tau_opt_s"],
-        "key_factors": [[f["name"] + (" (fail-slow)" if f["mode"] == "fail-slow" else ""),
-                         f["gain_without"]] for f in first["key_factors"]],
+        # causes only: the stages split the same lost time another way (no double counting)
+        "key_factors": [[factor_name(f), f["gain_without"]] for f in first["key_factors"]
+                        if f.get("kind", "category") == "category"],
         "note": "predicted from the run's own fitted rates (rates.json): the expected wall "
                 "time of its ideal work, first startup and tail included; interval propagated "
-                "from the exact 95% rate intervals",
+                "from the exact 95% rate intervals; key factors by cause (failure category or "
+                "fail-slow), each the TOR gained if its failures were removed",
     }

@@ -327,8 +327,9 @@ def validate(doc: Any, where: str = "rates") -> None:
         w = f"{where}.categories[{i}]"
         _obj(c, w, _CAT, {"category", "mode", "scales_with"})
         if c["category"] not in FAILURE_CATEGORIES:
-            raise RatesError(f"{w}.category: {c['category']!r} is not a failure category of "
-                             f"TAXONOMY.md ({', '.join(FAILURE_CATEGORIES)})")
+            raise RatesError(f"{w}.category: {c['category']!r} is not a failure category; use "
+                             f"one of {', '.join(FAILURE_CATEGORIES)} (README, \"The rule "
+                             "table\")")
         if c["mode"] not in MODES:
             raise RatesError(f"{w}.mode: expected one of {list(MODES)}, got {c['mode']!r}")
         key = (c["category"], c["mode"])

@@ -19,22 +19,35 @@ def _pct(x: float, total: float) -> str:
     return f"{100 * x / total:.2f}%" if total else "-"
 
 
-def render_run(r: dict[str, Any], top: int = 10) -> str:
+def tor_text(r: dict[str, Any]) -> str:
+    """``realized TOR 0.8087``, or why it is undefined (never a made-up 0)."""
+    if r.get("tor") is None:
+        why = r.get("tor_reason") or "no progress lines"
+        return f"TOR undefined ({why.split(':')[0]})"
+    return f"realized TOR {r['tor']:.4f}"
+
+
+def render_run(r: dict[str, Any], top: int | None = 10) -> str:
     t_obs = r["t_obs_s"]
     n_int = len(r["interruptions"])
+    ap = r.get("approx") or {}
+    t_star = r.get("ideal_step_s")
     lines = [
         f"Run {r['run']}: {r['start']} -> {r['end']} ({len(r['attempts'])} attempts, "
         f"{n_int} interruptions; attempts from {r['fidelity']} records)",
-        f"  T_obs {human(t_obs)} ({t_obs:,.0f} s)   T_opt {human(r['t_opt_s'])}   "
-        f"realized TOR {r['tor']:.4f}" if r["tor"] is not None else "  TOR: -",
-        f"  ideal step t* {r['ideal_step_s']:.3f} s   iterations {r['start_iteration']:,} -> "
-        f"{r['final_iteration']:,} ({r['iterations_net']:,} net)",
+        f"  T_obs {human(t_obs)} ({t_obs:,.0f} s)   T_opt "
+        f"{_mark(ap, 't_opt')}{human(r['t_opt_s'])}   {tor_text(r)}",
+        (f"  ideal step t* {t_star:.3f} s" if t_star is not None and t_star == t_star
+         else "  ideal step t* unknown (no progress lines)")
+        + f"   iterations {r['start_iteration']:,} -> {r['final_iteration']:,} "
+          f"({r['iterations_net']:,} net)",
         "",
         "  Where the time went:",
     ]
     rows: list[list[Any]] = []
     for k, v in r["components"].items():
-        rows.append([LABELS[k], f"{v:,.1f}", human(v), _pct(v, t_obs)])
+        m = _mark(ap, k)
+        rows.append([LABELS[k], f"{m}{v:,.1f}", m + human(v), _pct(v, t_obs)])
     rows.append(["total (= T_obs)", f"{sum(r['components'].values()):,.1f}",
                  human(sum(r["components"].values())), _pct(t_obs, t_obs)])
     lines += _indent(table(["component", "seconds", "", "share"], rows, {1, 3}))
@@ -50,8 +63,9 @@ def render_run(r: dict[str, Any], top: int = 10) -> str:
         lines += _indent(table(["category", "count", "cost", "of T_obs"], crow, {1, 2, 3}))
     if r["interruptions"]:
         ints = sorted(r["interruptions"], key=lambda i: -i["cost_s"])[:top]
-        lines += ["", f"  Top {len(ints)} interruptions by cost:"]
-        irows = [[i["end"], i["attempt"], i["state"], i["category"], i["node"],
+        lines += ["", f"  Top {len(ints)} interruptions by cost:" if top is not None and
+                  len(ints) < n_int else f"  Interruptions ({n_int}) by cost:"]
+        irows = [[i["end"], i["attempt"], i["state"], i["category"], _node(i),
                   human(i["cost_s"]), human(i["lost_s"]), human(i["hang_s"]),
                   human(i["repair_s"]), human(i["startup_s"]), i["symptoms"]] for i in ints]
         lines += _indent(table(["ended", "attempt", "state", "root cause", "node", "cost",
@@ -63,7 +77,48 @@ def render_run(r: dict[str, Any], top: int = 10) -> str:
     if r["dropped_progress_lines"]:
         lines.append(f"  note: {r['dropped_progress_lines']:,} progress lines went backwards "
                      "without a checkpoint load and were ignored")
+    lines += caveats(r)
     return "\n".join(lines)
+
+
+def _mark(ap: dict[str, str], key: str) -> str:
+    return "~" if key in ap else ""
+
+
+def _node(i: dict[str, Any]) -> str:
+    if not i.get("node"):
+        return "-"
+    return ("~" if "node" in (i.get("approx") or {}) else "") + str(i["node"])
+
+
+def caveats(r: dict[str, Any]) -> list[str]:
+    """The ``~`` footnotes: each distinct reason once, with what it applies to."""
+    by_reason: dict[str, list[str]] = {}
+    for comp, why in (r.get("approx") or {}).items():
+        by_reason.setdefault(why, []).append(LABELS.get(comp, comp).split(" (")[0])
+    for i in r["interruptions"]:
+        why = (i.get("approx") or {}).get("node")
+        if why:
+            by_reason.setdefault(why, []).append(f"node of {i['attempt']}")
+    if not by_reason:
+        return []
+    out = ["", "  ~ approximate (inferred, not read from the logs):"]
+    for why, what in by_reason.items():
+        shown = what if len(what) <= 4 else [*what[:3], f"{len(what) - 3} more"]
+        out.append(f"    {', '.join(shown)}: {why}")
+    return out
+
+
+def decomposition_rows(analysis: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Per run and component: seconds, share of T_obs, and why it is approximate (if so)."""
+    head = ["run", "component", "seconds", "share", "approx"]
+    rows = []
+    for r in analysis["runs"]:
+        ap = r.get("approx") or {}
+        for k, v in r["components"].items():
+            rows.append([r["run"], k, v, v / r["t_obs_s"] if r["t_obs_s"] else None,
+                         ap.get(k)])
+    return head, rows
 
 
 def _cause(i: dict[str, Any]) -> str:
@@ -74,12 +129,19 @@ def _cause(i: dict[str, Any]) -> str:
     if len(msg) > 110:
         msg = msg[:107] + "..."
     code = f" {c['code']}" if c["code"] else ""
-    return f"{c['kind']}{code} at {c['where']}\n             {msg}"
+    out = f"{c['kind']}{code} at {c['where']}\n             {msg}"
+    src = {"node_evidence": "named by", "symptoms": "from the symptom at"}.get(
+        i.get("node_from") or "")
+    if src and i.get("node_where"):
+        out += f"\n             node {i['node']} {src} {i['node_where']}"
+    elif i.get("node_from") == "banner":
+        out += f"\n             node {i['node']}: the batch host this banner names"
+    return out
 
 
 def _indent(text: str) -> list[str]:
     return ["  " + line for line in text.splitlines()]
 
 
-def render(analysis: dict[str, Any]) -> str:
-    return "\n\n".join(render_run(r) for r in analysis["runs"])
+def render(analysis: dict[str, Any], top: int | None = 10) -> str:
+    return "\n\n".join(render_run(r, top) for r in analysis["runs"])

@@ -109,6 +109,7 @@ def interruptions(run: dict[str, Any], db: DbData) -> list[dict[str, Any]]:
         out.append({
             "attempt": i["attempt"], "end": fmt_ts(i["end"]), "category": i["category"],
             "color": plots.category_hex(i["category"]), "node": i.get("node") or "-",
+            "node_approx": (i.get("approx") or {}).get("node"),
             "state": i.get("state") or "-", "cost": dur(i["cost_s"]), "lost": dur(i["lost_s"]),
             "hang": dur(i["hang_s"]), "repair": dur(i["repair_s"]),
             "startup": dur(i["startup_s"]),
@@ -121,12 +122,47 @@ def interruptions(run: dict[str, Any], db: DbData) -> list[dict[str, Any]]:
 
 def components(run: dict[str, Any]) -> list[dict[str, Any]]:
     t = run["t_obs_s"]
+    ap = run.get("approx") or {}
     rows = [{"key": k, "label": LABELS.get(k, k), "color": plots.COMPONENT_COLORS.get(k, "#999"),
-             "d": dur(v), "share": 100 * v / t if t else 0.0}
+             "d": dur(v), "share": 100 * v / t if t else 0.0, "approx": ap.get(k)}
             for k, v in run["components"].items()]
     rows.append({"key": "total", "label": "total (= T_obs)", "color": "",
-                 "d": dur(sum(run["components"].values())), "share": 100.0 if t else 0.0})
+                 "d": dur(sum(run["components"].values())), "share": 100.0 if t else 0.0,
+                 "approx": None})
     return rows
+
+
+def top_causes(run: dict[str, Any], cats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The three costliest causes of lost time: interruption categories and fail-slow (its
+    episodes' cost, whose cause the logs do not attribute), shares over their sum."""
+    rows = [{"category": c["category"], "color": c["color"], "cost": c["cost"],
+             "count": c["count"], "unit": "interruption", "sum_cost_s": c["sum_cost_s"]}
+            for c in cats]
+    eps_cost = float((run.get("slow_split") or {}).get("fail_slow_episodes") or 0.0)
+    if eps_cost > 0:
+        rows.append({"category": "fail-slow (cause unknown)",
+                     "color": plots.COMPONENT_COLORS["slow"], "cost": dur(eps_cost),
+                     "count": len(run["slow_episodes"]), "unit": "episode",
+                     "sum_cost_s": eps_cost})
+    total = sum(r["sum_cost_s"] for r in rows)
+    t_obs = run["t_obs_s"]
+    for r in rows:
+        r["share"] = 100 * r["sum_cost_s"] / total if total else 0.0
+        r["share_obs"] = 100 * r["sum_cost_s"] / t_obs if t_obs else 0.0
+    return sorted(rows, key=lambda r: -r["sum_cost_s"])[:3]
+
+
+def approx_notes(run: dict[str, Any]) -> list[str]:
+    """The caveats behind the report's ~ marks, each reason once with what it applies to."""
+    by_reason: dict[str, list[str]] = {}
+    for comp, why in (run.get("approx") or {}).items():
+        by_reason.setdefault(why, []).append(LABELS.get(comp, comp).split(" (")[0])
+    for i in run["interruptions"]:
+        for f, why in (i.get("approx") or {}).items():
+            what = "node" if f == "node" else "cause time"
+            by_reason.setdefault(why, []).append(f"{what} of {i['attempt']}")
+    return [f"{', '.join(w if len(w) <= 6 else [*w[:5], f'{len(w) - 5} more'])}: {why}"
+            for why, w in by_reason.items()]
 
 
 def run_context(run: dict[str, Any], db: DbData, model: dict[str, Any] | None) -> dict[str, Any]:
@@ -147,11 +183,13 @@ def run_context(run: dict[str, Any], db: DbData, model: dict[str, Any] | None) -
     return {
         "name": name, "start": fmt_ts(run["start"]), "end": fmt_ts(run["end"]),
         "t_obs": dur(run["t_obs_s"]), "t_opt": dur(run["t_opt_s"]), "tor": run["tor"],
+        "tor_reason": run.get("tor_reason"), "approx": run.get("approx") or {},
+        "approx_notes": approx_notes(run),
         "predicted": predicted_for(model, name), "gpus": gpus,
         "n_attempts": len(run["attempts"]), "n_interruptions": len(run["interruptions"]),
         "ideal_step_s": run.get("ideal_step_s"), "iterations_net": run.get("iterations_net"),
         "fidelity": run.get("fidelity", "-"),
-        "top3": cats[:3], "components": components(run), "categories": cats,
+        "top3": top_causes(run, cats), "components": components(run), "categories": cats,
         "slow_split": run.get("slow_split") or {},
         "episodes": [{"attempt": e["attempt"], "start": fmt_ts(e["start"]),
                       "end": fmt_ts(e["end"]), "ratio": e["ratio"], "cost": dur(e["cost_s"])}

@@ -35,6 +35,7 @@ TOR values are fractions (0..1); "level" is the interval's coverage (0..1).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,14 +67,18 @@ def render_html(analysis: dict[str, Any], rates: dict[str, Any] | None = None,
 def write_report(out_dir: str | Path, analysis: dict[str, Any],
                  rates: dict[str, Any] | None = None, model: dict[str, Any] | None = None,
                  *, db: Path | None = None, pdf: bool = True, engine: str = "auto",
-                 timings: dict[str, Any] | None = None) -> tuple[Path, Path | None]:
+                 timings: dict[str, Any] | None = None,
+                 on_phase: Callable[[str], None] | None = None) -> tuple[Path, Path | None]:
     """Write report.html (and report.pdf unless ``pdf`` is false) into ``out_dir``.
 
     ``db`` defaults to ``out_dir/tormortem.duckdb``. ``timings``, when given, receives the
-    seconds spent on the HTML and the PDF, and the PDF engine used."""
+    seconds spent on the HTML and the PDF, and the PDF engine used. ``on_phase`` is called
+    with ``"html"`` and ``"pdf"`` as each starts (the CLI's status lines)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    if on_phase:
+        on_phase("html")
     html = render_html(analysis, rates, model, db if db is not None else
                        out / "tormortem.duckdb")
     html_path = out / "report.html"
@@ -81,6 +86,8 @@ def write_report(out_dir: str | Path, analysis: dict[str, Any],
     t1 = time.perf_counter()
     pdf_path: Path | None = None
     if pdf:
+        if on_phase:
+            on_phase("pdf")
         pdf_path = out / "report.pdf"
         used = write_pdf(html_path, pdf_path, engine)
         if timings is not None:

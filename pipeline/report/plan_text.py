@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from pipeline.model.limits import describe
 from pipeline.model.plan import PlanResult
 from pipeline.model.predict import Factor, Prediction
 from pipeline.report.terminal import table
@@ -37,15 +38,27 @@ def render(res: PlanResult, source: str) -> str:
         out.append(f"Work: {human(res.work_s)} of ideal compute "
                    f"({res.work_s / res.ideal_step_s:,.0f} iterations) -> expected wall "
                    f"{human(w)}{band}")
-    rows = [[t.name, human(t.tau_s), _iters(t.tau_s, res.ideal_step_s), f"{t.tor:.4f}",
-             _pts(t.tor - s.tor)] for t in s.taus]
-    out += ["", "Checkpoint interval (tau = compute between saves):",
-            table(["choice", "tau", "iterations", "TOR", "vs now (pts)"], rows, {1, 2, 3, 4})]
-    out += ["", "Key factors by category (TOR points gained if removed / halved):",
-            _factor_table(s.categories, True), "",
-            "Key factors by stage:", _factor_table(s.stages, False)]
+    if res.breaking is not None:
+        out.append(describe(res.breaking))
+    if res.refused:
+        out += ["", "No recommendation (no optimum checkpoint interval, no key factors):",
+                *(f"  - {r}" for r in res.refused),
+                "  Plan at a scale or with rates where failures are rarer than a restart "
+                "(see the breaking point above, or --sweep gpus=...)."]
+    else:
+        rows = [[t.name, human(t.tau_s), _iters(t.tau_s, res.ideal_step_s), f"{t.tor:.4f}",
+                 _pts(t.tor - s.tor)] for t in s.taus]
+        out += ["", "Checkpoint interval (tau = compute between saves):",
+                table(["choice", "tau", "iterations", "TOR", "vs now (pts)"], rows,
+                      {1, 2, 3, 4})]
+        out += ["", "Key factors by category (TOR points gained if removed / halved):",
+                _factor_table(s.categories, True), "",
+                "Key factors by stage:", _factor_table(s.stages, False)]
     if res.sweep:
         out += ["", f"Sweep over {res.sweep_name}:", _sweep_table(res)]
+        bad = next((r for r in res.sweep if r.refused), None)
+        if bad is not None:
+            out.append(f"  * no optimum: {bad.refused[0]}")
     return "\n".join(out)
 
 
@@ -77,9 +90,9 @@ def _sweep_table(res: PlanResult) -> str:
             p.tor_high is not None else "-"
         opt = p.taus[1] if len(p.taus) > 1 else p.taus[0]
         val = f"{int(r.value):,}" if name == "gpus" else human(r.value)
+        best = ["*", "*"] if r.refused else [human(opt.tau_s), f"{opt.tor:.4f}"]
         row: list[object] = [val, f"{p.tor:.4f}", ci, f"{p.tor_first_order:.4f}",
-                             f"{p.failures_per_day:.2f}", human(p.mtbf_s), human(opt.tau_s),
-                             f"{opt.tor:.4f}"]
+                             f"{p.failures_per_day:.2f}", human(p.mtbf_s), *best]
         if res.work_s is not None:
             row.append(human(r.wall_s) if r.wall_s is not None else "-")
         rows.append(row)

@@ -29,6 +29,9 @@ COMPONENT_COLORS = {
     "t_opt": "#4c9a5f", "slow": "#e3b23c", "lost": "#c8553d", "ckpt_save": "#3b75af",
     "startup": "#8e6bb8", "hang": "#ef8a3c", "repair": "#9a9a9a", "tail": "#8c564b",
 }
+#: timeline: attempts in a light grey-green, checkpoint ticks in dark navy -- far apart in hue
+#: and lightness (they were two similar blues), and neither is a component colour
+ATTEMPT_COLOR, CHECKPOINT_COLOR = "#a9c5b4", "#1b2a4a"
 COST_PARTS = (("lost_s", "lost work", "#c8553d"), ("hang_s", "hang", "#ef8a3c"),
               ("repair_s", "repair gap", "#9a9a9a"), ("startup_s", "next startup", "#8e6bb8"))
 _TAB = [plt.get_cmap("tab20")(i) for i in range(20)]
@@ -126,7 +129,7 @@ def timeline(attempts: Sequence[tuple[datetime, datetime, str]],
     fig, ax = plt.subplots(figsize=(11.0, 1.9 + 0.22 * len(order)))
     xs = [(_d2n(s), _d2n(e)) for s, e, _ in attempts]
     span = (max(e for _, e in xs) - min(s for s, _ in xs)) if xs else 1.0
-    ax.broken_barh([(s, e - s) for s, e in xs], (1.0, 0.8), facecolors="#5b8cc0")
+    ax.broken_barh([(s, e - s) for s, e in xs], (1.0, 0.8), facecolors=ATTEMPT_COLOR)
     gaps = [(e, max(s2 - e, span / 1500)) for (_, e), (s2, _) in itertools.pairwise(xs)
             if s2 > e]
     ax.broken_barh(gaps, (1.0, 0.8), facecolors="#d9534f", alpha=0.7)
@@ -135,8 +138,8 @@ def timeline(attempts: Sequence[tuple[datetime, datetime, str]],
                                                  span / 1500)) for s, e in episodes],
                        (1.0, 0.8), facecolors="#e3b23c")
     if checkpoints:
-        ax.vlines(_d2n(list(checkpoints)), 0.15, 0.75, colors="#3b75af",
-                  linewidth=0.5 if len(checkpoints) < 500 else 0.25)
+        ax.vlines(_d2n(list(checkpoints)), 0.15, 0.75, colors=CHECKPOINT_COLOR,
+                  linewidth=0.7 if len(checkpoints) < 500 else 0.3)
     ticks, labels = [0.45, 1.4], ["checkpoints", "attempts"]
     for k, cat in enumerate(order):
         y = 2.3 + 0.5 * k
@@ -152,10 +155,10 @@ def timeline(attempts: Sequence[tuple[datetime, datetime, str]],
     _date_axis(ax)
     ax.set_xlabel("wall time (UTC)")
     ax.grid(axis="x", alpha=0.25)
-    ax.legend(handles=[Patch(color="#5b8cc0", label="attempt running"),
+    ax.legend(handles=[Patch(color=ATTEMPT_COLOR, label="attempt running"),
                        Patch(color="#d9534f", alpha=0.7, label="between attempts (gap)"),
                        Patch(color="#e3b23c", label="fail-slow episode"),
-                       Patch(color="#3b75af", label="checkpoint save")],
+                       Patch(color=CHECKPOINT_COLOR, label="checkpoint save")],
               ncol=4, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.set_title("Timeline", loc="left")
     return to_uri(fig)

@@ -47,7 +47,38 @@ def render_rates(doc: dict[str, Any]) -> str:
                      + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
                      + f", scale {w['scale_h']:.1f} h over {w['attempts']} attempts "
                      f"({w['censored']} censored); k near 1 means a flat hazard")
+    fs = f.get("fail_slow") or {}
+    slow = [c for c in doc["categories"] if c["mode"] == "fail-slow"]
+    if fs.get("episodes"):
+        c = slow[0] if slow else {}
+        lines.append(
+            f"Fail-slow: {fs['episodes']} episodes, {fs.get('episodes_started', '-')} of them "
+            f"began while training was watched, over "
+            f"{fs.get('exposure_gpu_hours') or 0:,.0f} GPU-hours watched outside episodes"
+            + (f"; mean duration {human(c['slow_duration']['mean_s'])}, throughput ratio "
+               f"rho {c['rho']:.2f}" if c.get("slow_duration") else ""))
     ck = doc["checkpoint"]
     lines.append(f"Checkpointing: tau {human(ck['tau_s'])} of compute between saves, "
                  f"delta {human(ck['delta']['mean_s'])} per save, load {human(ck['load_s'])}")
     return "\n".join(lines)
+
+
+RATE_COLUMNS = ["category", "mode", "scales_with", "count", "rate", "rate_unit", "ci95_low",
+                "ci95_high", "per_1000_node_days", "hang_mean_s", "repair_mean_s",
+                "startup_mean_s", "slow_duration_mean_s", "rho"]
+
+
+def rates_rows(doc: dict[str, Any]) -> list[list[Any]]:
+    """One row per category entry (``fit --format csv``)."""
+    rows = []
+    for c in doc["categories"]:
+        per_gpu = c.get("rate_per_gpu_hour")
+        lo, hi = c.get("rate_ci95") or [None, None]
+        mean = {k: (c.get(k) or {}).get("mean_s") for k in ("hang", "repair", "startup",
+                                                            "slow_duration")}
+        rows.append([c["category"], c["mode"], c["scales_with"], c.get("count"),
+                     per_gpu if per_gpu is not None else c.get("rate_per_node_hour"),
+                     "per GPU-hour" if per_gpu is not None else "per node-hour", lo, hi,
+                     (c.get("stats") or {}).get("per_1000_node_days"), mean["hang"],
+                     mean["repair"], mean["startup"], mean["slow_duration"], c.get("rho")])
+    return rows

@@ -1,14 +1,13 @@
-"""Plain-text rendering for the terminal (tables with aligned columns, the progress bar)."""
+"""Plain-text rendering for the terminal (tables with aligned columns, the ingest summary,
+``explain``). The progress bar is in ``progress``. Imports nothing heavy: the CLI's ``--help``
+loads this module."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from parsers.reader import InputFile
-from pipeline.ingest.run import IngestResult
+if TYPE_CHECKING:
+    from pipeline.ingest.run import IngestResult
 
 
 def table(headers: list[str], rows: list[list[Any]], right: set[int] | None = None) -> str:
@@ -36,11 +35,16 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB"
+def size(n: float) -> str:
+    """Bytes for people: ``512 B``, ``1.5 kB``, ``420 MB``, ``1.1 GB`` (SI units, as
+    ``ls -h --si`` and the MB/s of the benchmark)."""
+    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= f:
+            return f"{n / f:.1f} {unit}" if n / f < 100 else f"{n / f:.0f} {unit}"
+    return f"{n:.0f} B"
 
 
-def ingest_report(res: IngestResult, *, max_files: int, seconds: float,
+def ingest_report(res: IngestResult, *, max_files: int,
                   skipped: list[str] | None = None) -> str:
     num = {3, 4, 5, 6}
     file_rows = [[f.file, f.source, f.unit, f.acct.read, f.acct.events, f.acct.irrelevant,
@@ -65,6 +69,16 @@ def ingest_report(res: IngestResult, *, max_files: int, seconds: float,
     out += ["", "Per source:",
             table(["source", "unit", "files", "read", "events", "irrelevant", "unparsed"],
                   src_rows, {2, 3, 4, 5, 6})]
+    notes = ingest_notes(res, skipped)
+    if notes:
+        out += ["", *notes]
+    return "\n".join(out)
+
+
+def ingest_notes(res: IngestResult, skipped: list[str] | None = None) -> list[str]:
+    """What the accounting table does not say by itself (files not recognised, files left
+    out, kernel lines without wall time, unparsed lines)."""
+    t = res.totals
     notes = []
     unknown = [f for f in res.files if f.note]
     for f in unknown[:10]:
@@ -78,13 +92,24 @@ def ingest_report(res: IngestResult, *, max_files: int, seconds: float,
     if t["unparsed"]:
         notes.append(f"note: {t['unparsed']:,} unparsed lines; samples in the "
                      "unparsed_samples table")
-    if notes:
-        out += ["", *notes]
-    rate = t["bytes"] / seconds / 1e6 if seconds > 0 else 0.0
-    out += ["", f"Wrote {res.events:,} events and {res.records:,} scheduler records to "
-                f"{res.out}/ (events.parquet, attempts.parquet, tormortem.duckdb) "
-                f"in {seconds:.2f} s ({_mb(t['bytes'])}, {rate:.0f} MB/s)"]
-    return "\n".join(out)
+    return notes
+
+
+def ingest_status(res: IngestResult, seconds: float) -> str:
+    """The status line after an ingest (stderr)."""
+    t = res.totals
+    rate = t["bytes"] / seconds if seconds > 0 else 0.0
+    return (f"Wrote {res.events:,} events and {res.records:,} scheduler records to "
+            f"{res.out}/ (events.parquet, attempts.parquet, tormortem.duckdb) "
+            f"in {seconds:.2f} s ({size(t['bytes'])}, {size(rate)}/s)")
+
+
+def ingest_rows(res: IngestResult) -> tuple[list[str], list[list[Any]]]:
+    """The line accounting per file, for --format json/csv."""
+    head = ["file", "source", "unit", "read", "events", "irrelevant", "unparsed", "bytes",
+            "note"]
+    return head, [[f.file, f.source, f.unit, f.acct.read, f.acct.events, f.acct.irrelevant,
+                   f.acct.unparsed, f.nbytes, f.note] for f in res.files]
 
 
 def explain_table(rows: list[dict[str, Any]]) -> str:
@@ -93,26 +118,6 @@ def explain_table(rows: list[dict[str, Any]]) -> str:
     body = [[f"{r['file']}:{r['line_no']}", r["source"], r["kind"], r["category"], r["code"],
              r["rule"]] for r in rows]
     return table(["line", "source", "kind", "category", "code", "rule"], body)
-
-
-@contextmanager
-def progress(files: list[InputFile], enabled: bool
-             ) -> Iterator[Callable[[InputFile, int], None]]:
-    """A progress bar on stderr when it is a terminal; otherwise a no-op callback."""
-    if not enabled or not sys.stderr.isatty():
-        yield lambda _f, _n: None
-        return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-    total = sum(f.path.stat().st_size for f in files)
-    with Progress(TextColumn("ingest"), BarColumn(), TextColumn("{task.completed:,.0f} B"),
-                  TimeRemainingColumn(), transient=True) as bar:
-        task = bar.add_task("ingest", total=total)
-
-        def advance(f: InputFile, _n: int) -> None:
-            bar.advance(task, f.path.stat().st_size)
-
-        yield advance
 
 
 def template_record(t: Any) -> dict[str, Any]:

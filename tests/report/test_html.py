@@ -28,9 +28,15 @@ def test_sections_and_headline_numbers(demo_dir: Path, analysis: dict[str, Any])
     assert human(run["t_obs_s"]) in summary and f"{run['t_obs_s']:,.0f} s" in summary
     assert human(run["t_opt_s"]) in summary
     assert "interruptions " + str(len(run["interruptions"])) in summary
-    top = sorted(run["by_category"], key=lambda c: -run["by_category"][c]["cost_s"])[:3]
+    # the top causes of lost time: interruption categories and fail-slow, by cost
+    costs = {c: v["cost_s"] for c, v in run["by_category"].items()}
+    costs["fail-slow (cause unknown)"] = run["slow_split"]["fail_slow_episodes"]
+    top = sorted(costs, key=lambda c: -costs[c])[:3]
+    assert "fail-slow (cause unknown)" in top  # 2h 24m in the demo, above nccl_timeout
+    top_list = summary.split("Top causes of lost time")[1].split("Data-quality")[0]
     for cat in top:
-        assert cat in summary
+        assert cat in top_list
+    assert [c for c in costs if c in top_list and c not in top] == []
     assert "predicted TOR not available" in summary
     where = page.section("where")
     for v in run["components"].values():
@@ -126,6 +132,9 @@ def test_write_report_and_cli(demo_dir: Path, analysis: dict[str, Any], tmp_path
     assert r.exit_code == 0, r.output
     assert (tmp_path / "b" / "report.html").exists() and "wrote" in r.output
     r = CliRunner().invoke(report, [str(tmp_path / "nothing-here"), "--no-pdf"])
+    assert r.exit_code == 2 and "does not exist" in r.output  # a usage error
+    (tmp_path / "empty").mkdir()
+    r = CliRunner().invoke(report, [str(tmp_path / "empty"), "--no-pdf"])
     assert r.exit_code == 1 and "tormortem analyze" in r.output
     bad_model = tmp_path / "m.json"
     bad_model.write_text("{not json")

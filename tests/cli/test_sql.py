@@ -1,0 +1,78 @@
+"""``tormortem sql``: queries in every format, scripts from stdin, the shell, read-only."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.cli.conftest import invoke
+
+Q = "SELECT category, count(*) AS n FROM interruptions GROUP BY 1 ORDER BY 2 DESC, 1"
+
+
+def _expected(demo_out: Path) -> list[tuple[str, int]]:
+    con = duckdb.connect(str(demo_out / "tormortem.duckdb"), read_only=True)
+    try:
+        return [(str(a), int(b)) for a, b in con.execute(Q).fetchall()]
+    finally:
+        con.close()
+
+
+def test_query_as_table_csv_json_jsonl(demo_out: Path) -> None:
+    want = _expected(demo_out)
+    t = invoke("sql", str(demo_out), Q)
+    assert t.exit_code == 0, t.output
+    lines = t.stdout.splitlines()
+    assert lines[0].split() == ["category", "n"]
+    assert [tuple(x.split()) for x in lines[1:-1]] == [(a, str(b)) for a, b in want]
+    assert lines[-1] == f"({len(want)} rows)"
+    c = list(csv.reader(io.StringIO(invoke("sql", str(demo_out), Q, "--csv").stdout)))
+    assert c == [["category", "n"], *([a, str(b)] for a, b in want)]
+    j = json.loads(invoke("sql", str(demo_out), Q, "--format", "json").stdout)
+    assert j == [{"category": a, "n": b} for a, b in want]
+    jl = invoke("sql", str(demo_out), Q, "--jsonl").stdout.splitlines()
+    assert [json.loads(x) for x in jl] == j
+
+
+def test_the_database_file_itself_and_timestamps_as_iso(demo_out: Path) -> None:
+    r = invoke("sql", str(demo_out / "tormortem.duckdb"),
+               "SELECT min(start) AS s FROM runs", "--json")
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)[0]["s"].startswith("2024-05-01T00:00:05")
+
+
+def test_script_from_stdin_runs_every_statement(demo_out: Path) -> None:
+    r = invoke("sql", str(demo_out), "--csv",
+               input="SELECT 1 AS a;\nSELECT count(*) AS runs FROM runs;\n")
+    assert r.exit_code == 0
+    assert r.stdout.splitlines() == ["a", "1", "runs", "1"]
+
+
+def test_read_only(demo_out: Path) -> None:
+    r = invoke("sql", str(demo_out), "DROP TABLE runs")
+    assert r.exit_code == 1 and "read-only" in r.stderr
+    assert invoke("sql", str(demo_out), "SELECT count(*) FROM runs").exit_code == 0
+
+
+def test_shell(demo_out: Path, monkeypatch: pytest.MonkeyPatch,
+               capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline.cli import sql
+
+    lines = iter([".tables", "SELECT count(*)", "AS n FROM interruptions;", "SELEKT 1;",
+                  ".format csv", "SELECT 2 AS two;", ".quit"])
+    monkeypatch.setattr("builtins.input", lambda _prompt: next(lines))
+    con = duckdb.connect(str(demo_out / "tormortem.duckdb"), read_only=True)
+    try:
+        sql._shell(con, "table")
+    finally:
+        con.close()
+    out, err = capsys.readouterr()
+    assert "interruptions" in out and "decomposition" in out  # .tables
+    assert "\n18\n" in out or " 18\n" in out  # the two-line statement ran
+    assert "Error: Parser Error" in err  # a bad statement does not end the shell
+    assert out.rstrip().endswith("two\n2")
