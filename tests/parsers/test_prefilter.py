@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from parsers.anchors import required_literals
-from parsers.prefilter import global_prefilter
+from parsers.message import global_prefilter
 from parsers.signature_table import builtin
 
 ROOT = Path(__file__).resolve().parents[2]
