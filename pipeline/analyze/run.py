@@ -24,8 +24,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipeline.analyze.chains import assign_runs
 from pipeline.analyze.decompose import Decomposition, decompose, split_no_progress
-from pipeline.analyze.progress import RunInputs, collect
+from pipeline.analyze.progress import RunInputs, collect, make_attempt_events
 from pipeline.analyze.rootcause import DEFAULT_AFTER_S, DEFAULT_BEFORE_S, Cause, find_causes
 from pipeline.analyze.runs import link_attempts, load_run_map
 from pipeline.analyze.slowdown import Episode, find_episodes
@@ -47,12 +48,14 @@ def iso(t: float | datetime | None) -> str | None:
 
 
 def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | None = None,
-               before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S
-               ) -> dict[str, Any]:
+               before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S,
+               job_output: list[str] | None = None) -> dict[str, Any]:
     con = duckdb.connect(str(db))
     try:
         con.execute("SET TimeZone = 'UTC'")
-        fidelity = link_attempts(con, load_run_map(run_map))
+        fidelity = link_attempts(con, load_run_map(run_map), job_output)
+        make_attempt_events(con)
+        assign_runs(con)
         runs = collect(con)
         if not runs:
             raise AnalysisError(

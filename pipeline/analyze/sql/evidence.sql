@@ -4,7 +4,8 @@
 -- classified_events.
 -- Parameters: $before_s, $after_s (the evidence window), $skew_s (clock-skew allowance).
 -- An event is evidence for an attempt when
---   * it is in the attempt's own output or scheduler record (same job id; for Kubernetes pod
+--   * it is in the attempt's own output or scheduler record (same job id -- the line's own when
+--     the records know it, else the job its output file is linked to; for Kubernetes pod
 --     incarnations "<uid>#<n>" the pod uid; for attempts inferred from an output file, that
 --     file), or it carries no job id and happened on one of the attempt's nodes (kernel,
 --     slurmd, node-level scheduler lines), and
@@ -28,25 +29,30 @@
 -- the attempt's end when its job id had a single execution, so there is no doubt whose it is.
 -- Ranking: the most specific evidence is the root cause, the earliest among equals (then file
 -- and line for a stable order); the rest are listed as symptoms.
-WITH ev AS (
-    SELECT *
-    FROM classified_events
-    WHERE category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
+WITH known AS (SELECT DISTINCT job_id FROM attempts_linked),
+ev AS (
+    SELECT c.*, coalesce(k.job_id, l.job_id) AS link_job
+    FROM classified_events c
+    LEFT JOIN known k ON k.job_id = c.job_id
+    LEFT JOIN output_links l ON k.job_id IS NULL AND l.file = c.file
+    WHERE c.category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
 ),
 scoped AS (
     SELECT i.attempt, i.run, i.start, i."end", i.last_progress, i.next_start, i.first_in_run,
            i.end_inferred,
            e.*,
            coalesce(e.ts, i."end") AS when_ts,
-           CASE WHEN e.job_id IS NOT NULL OR e.file = i.job_id THEN 'job' ELSE 'node' END
-               AS scope
+           CASE WHEN e.job_id IS NOT NULL OR e.link_job IS NOT NULL OR e.file = i.job_id
+                THEN 'job' ELSE 'node' END AS scope
     FROM interruptions_base i
     JOIN ev e
-      ON (e.job_id = i.job_id
+      ON (e.link_job = i.job_id
+          OR e.job_id = i.job_id
           OR e.job_id = split_part(i.job_id, '#', 1)
           OR (e.job_id IS NULL AND e.file = i.job_id)
-          OR (e.job_id IS NULL AND list_contains(i.nodes, e.host)))
-     AND (e.ts IS NOT NULL OR (e.job_id IS NOT NULL AND i.executions = 1))
+          OR (e.job_id IS NULL AND e.link_job IS NULL AND list_contains(i.nodes, e.host)))
+     AND (e.ts IS NOT NULL OR (coalesce(e.link_job, e.job_id) IS NOT NULL
+                               AND i.executions = 1))
 ),
 matched AS (
     SELECT attempt, run, event_id, when_ts AS ts, host, source, kind, code, category, mode,
