@@ -18,9 +18,10 @@ separate runs, ``<name>_<task>``) and merges runs on evidence, in this order:
   else to go by, joins the one run whose time span it falls in or right after.
 
 Two runs whose attempts overlap in time (one pair by more than ``PAIR_OVERLAP_S``, or
-``OVERLAP_S`` in all) are never merged: a chain runs one attempt after another. A job ``--run-map`` names keeps that run, and two mapped runs are never
-merged. The merged run is named after its earliest attempt's run. ``run_links`` records, per
-job, the run and how it was linked.
+``OVERLAP_S`` in all) are never merged: a chain runs one attempt after another. A job
+``--run-map`` names keeps that run, and two mapped runs are never merged. The merged run is
+named after its earliest attempt's run. ``run_links`` records, per job, the run and how it
+was linked.
 """
 
 from __future__ import annotations

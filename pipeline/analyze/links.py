@@ -80,9 +80,10 @@ def _jobs(con: duckdb.DuckDBPyConnection) -> dict[str, Job]:
     for job_id, raw, out, err, wd, line in con.execute(
             "SELECT job_id, job_id_raw, std_out, std_err, work_dir, submit_line FROM attempts "
             "WHERE step IS NULL").fetchall():
-        j = jobs.get(job_id)
-        if j is None:
+        found = jobs.get(job_id)
+        if found is None:
             continue
+        j = found
         if raw:
             j.raw.add(raw)
         opts = submit_options(line)

@@ -17,6 +17,7 @@ and returns the same as a dict in the JSON shape of TOR_MODEL.md section 7
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,12 @@ import pyarrow as pa
 from pipeline.analyze.chains import assign_runs
 from pipeline.analyze.decompose import Decomposition, decompose, split_no_progress
 from pipeline.analyze.progress import RunInputs, collect, make_attempt_events
+from pipeline.analyze.quality import ORDER
+from pipeline.analyze.quality import check as check_quality
+from pipeline.analyze.quality import fidelity as run_fidelity
 from pipeline.analyze.rootcause import DEFAULT_AFTER_S, DEFAULT_BEFORE_S, Cause, find_causes
 from pipeline.analyze.runs import link_attempts, load_run_map
+from pipeline.analyze.skew import DEFAULT_MAX_SKEW_S, estimate_skew
 from pipeline.analyze.slowdown import Episode, find_episodes
 
 SCHEMA = "tormortem.analysis/1"
@@ -49,7 +54,9 @@ def iso(t: float | datetime | None) -> str | None:
 
 def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | None = None,
                before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S,
-               job_output: list[str] | None = None) -> dict[str, Any]:
+               job_output: list[str] | None = None, clock_skew: bool = True,
+               max_skew_s: float = DEFAULT_MAX_SKEW_S, skew_tolerance_s: float = 0.0
+               ) -> dict[str, Any]:
     con = duckdb.connect(str(db))
     try:
         con.execute("SET TimeZone = 'UTC'")
@@ -80,29 +87,60 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                              "next_start": _dt(d.attempts[k + 1].start),
                              "first_in_run": k == 0,
                              "end_inferred": row.get("fidelity") == "progress"})
-        causes = find_causes(con, base, before_s, after_s)
+        skews = estimate_skew(con, max_skew_s, clock_skew)
+        causes = find_causes(con, base, before_s, after_s, skew_tolerance_s)
         for ri in runs:
             d = decs[ri.run]
             for k, p in enumerate(d.attempts[:-1]):
                 c = causes[p.attempt]
                 if p.last_progress is None and c.ts is not None:
                     split_no_progress(d, k, c.ts.timestamp())
+        warnings = check_quality(con, runs, decs) + _skew_warnings(skews)
         for ri in runs:
             d = decs[ri.run]
             eps = find_episodes(d.intervals, d.ideal_step_s)
-            results.append(_run_json(ri, d, causes, eps, fidelity))
-        _write_tables(con, results, decs, runs)
+            fid = run_fidelity(fidelity, ri.run, ri.rows, warnings)
+            results.append(_run_json(ri, d, causes, eps, fid, warnings))
+        _write_tables(con, results, decs, runs, warnings)
     finally:
         con.close()
-    return {"schema": SCHEMA, "fidelity": fidelity, "runs": results}
+    overall = max([fidelity, *(r["fidelity"] for r in results)], key=ORDER.__getitem__)
+    return {"schema": SCHEMA, "fidelity": overall, "runs": results, "warnings": warnings,
+            "clock_skew": skews}
+
+
+def _skew_warnings(skews: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for s in skews:
+        fixed = "contradict" not in s["method"]
+        out.append({"code": "clock_skew", "run": None, "attempt": None, "files": [],
+                    "fidelity": "scheduler",
+                    "message": f"{s['host']}'s {s['source']} clock runs {s['offset_s']:+,.0f} s "
+                               f"(within {s['bound_s']:,.0f} s) against the scheduler's, from "
+                               f"{s['samples']} {s['method']}"
+                               + ("; its lines were corrected" if fixed else "")})
+    return out
 
 
 def _dt(t: float | None) -> datetime | None:
     return None if t is None else datetime.fromtimestamp(t, UTC)
 
 
+def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
+         ) -> tuple[float | None, str | None]:
+    """TOR, or None with the reason it is undefined (never a silent 0)."""
+    if d.t_obs <= 0:
+        return None, "T_obs is 0"
+    if not any(a.progress for a in ri.attempts):
+        return None, "no progress lines linked to its attempts"
+    if math.isnan(d.ideal_step_s):
+        return None, "no step time could be measured"
+    return d.t_opt / d.t_obs, None
+
+
 def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
-              eps: list[Episode], fidelity: str) -> dict[str, Any]:
+              eps: list[Episode], fidelity: str, warnings: list[dict[str, Any]]
+              ) -> dict[str, Any]:
     atts = []
     for p, row in zip(d.attempts, ri.rows, strict=True):
         atts.append({"attempt": p.attempt, "job_id": row["job_id"], "start": iso(p.start),
@@ -133,10 +171,12 @@ def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
         raise RuntimeError(f"internal error: run {ri.run}: the components sum to "
                            f"{sum(comps.values())} s, not T_obs = {d.t_obs} s")
     eps_cost = sum(e.cost for e in eps)
+    tor, why = _tor(ri, d, warnings)
+    extra = {"tor_undefined": why} if why else {}
     return {
         "run": ri.run, "start": iso(d.attempts[0].start), "end": iso(d.attempts[-1].end),
         "t_obs_s": d.t_obs, "t_opt_s": d.t_opt,
-        "tor": d.t_opt / d.t_obs if d.t_obs > 0 else None,
+        "tor": tor, **extra,
         "ideal_step_s": d.ideal_step_s, "iterations_net": d.iterations_net,
         "start_iteration": d.start_iteration, "final_iteration": d.final_iteration,
         "components": comps,
@@ -155,7 +195,8 @@ def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
 
 
 def _write_tables(con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
-                  decs: dict[str, Decomposition], runs: list[RunInputs]) -> None:
+                  decs: dict[str, Decomposition], runs: list[RunInputs],
+                  warnings: list[dict[str, Any]]) -> None:
     def put(name: str, rows: list[dict[str, Any]], schema: pa.Schema) -> None:
         con.register("tmp_arrow", pa.Table.from_pylist(rows, schema))
         con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM tmp_arrow")
@@ -195,6 +236,10 @@ def _write_tables(con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
                    ("lost_s", f64), ("hang_s", f64), ("repair_s", f64), ("startup_s", f64),
                    ("state", s), ("symptoms", pa.int64()), ("end", s), ("cause_kind", s),
                    ("cause_code", s), ("cause_message", s), ("cause_where", s)]))
+    put("data_warnings", [{k: w[k] for k in ("code", "run", "attempt", "message", "fidelity")}
+                          | {"files": w["files"]} for w in warnings],
+        pa.schema([("code", s), ("run", s), ("attempt", s), ("message", s), ("fidelity", s),
+                   ("files", pa.list_(s))]))
     put("slow_episodes", [{"run": run, **e} for run, r in
                           ((r["run"], r) for r in results) for e in r["slow_episodes"]],
         pa.schema([("run", s), ("attempt", s), ("start", s), ("end", s),

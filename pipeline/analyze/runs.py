@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.analyze.links import link_outputs
+from pipeline.analyze.orphans import infer_orphans
 from pipeline.analyze.sql import sql
 from pipeline.ingest.ruletable import RulesError
 
@@ -69,7 +70,7 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
     if row[0] > 0 and row[1] < row[0]:
         con.execute("ALTER TABLE attempts_linked ADD COLUMN fidelity VARCHAR DEFAULT 'scheduler'")
         link_outputs(con, job_output)
-        _infer_orphans(con)
+        infer_orphans(con)
         return "scheduler"
     link_outputs(con, [])
     con.execute("CREATE OR REPLACE TABLE inference_files AS SELECT DISTINCT file FROM events "
@@ -77,16 +78,3 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + sql("attempts_inferred"))
     con.execute("DELETE FROM output_links")
     return "progress"
-
-
-def _infer_orphans(con: duckdb.DuckDBPyConnection) -> None:
-    """Attempts from output files linked to no known job that hold progress lines."""
-    con.execute("""
-        CREATE OR REPLACE TABLE inference_files AS
-        SELECT DISTINCT e.file FROM events e
-        WHERE e.source = 'joblog' AND e.kind = 'iteration'
-          AND e.file NOT IN (SELECT file FROM output_links)
-          AND (e.job_id IS NULL OR e.job_id NOT IN (SELECT job_id FROM attempts_linked))""")
-    if con.execute("SELECT count(*) FROM inference_files").fetchone() == (0,):
-        return
-    con.execute("INSERT INTO attempts_linked BY NAME " + sql("attempts_inferred"))

@@ -32,6 +32,21 @@ from pipeline.units import parse_duration
               help="Evidence window before an interrupted attempt's last progress.")
 @click.option("--window-after", default="5m", show_default=True, metavar="DURATION",
               help="Evidence window after an interrupted attempt's end.")
+@click.option("--job-output", "job_output", multiple=True, metavar="PATTERN",
+              help="How job output files are named, in Slurm's pattern language (%x name, %j "
+                   "job id, %A/%a array job/task, %N host, %u user), e.g. 'logs/%x-%j.out'; "
+                   "overrides the evidence-based linking. May be repeated.")
+@click.option("--clock-skew", type=click.Choice(["auto", "off"]), default="auto",
+              show_default=True,
+              help="Measure each host's clock offset against the scheduler's and correct "
+                   "node evidence by it (off: take node stamps as they are).")
+@click.option("--max-skew", default="10m", show_default=True, metavar="DURATION",
+              help="Largest clock offset the measurement will believe and correct.")
+@click.option("--skew-tolerance", default="0s", show_default=True, metavar="DURATION",
+              help="Extra allowance on node-evidence windows for clock skew beyond what is "
+                   "measured (the 30 s allowance after an attempt's end grows by it).")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 1 when the analysis has data-quality warnings.")
 @click.option("--report", "with_report", is_flag=True,
               help="Also write report.html and report.pdf into --out (see `tormortem report`).")
 @source_opt
@@ -40,7 +55,9 @@ from pipeline.units import parse_duration
 @rules_opt
 def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path | None,
                 ideal_step_time: str | None, window_before: str, window_after: str,
-                with_report: bool, source: str | None, tz: str, year: int | None,
+                clock_skew: str, max_skew: str, skew_tolerance: str,
+                job_output: tuple[str, ...], strict: bool, with_report: bool,
+                source: str | None, tz: str, year: int | None,
                 rules_files: tuple[Path, ...]) -> None:
     """Realized TOR: ingest the logs, then split each run's wall time exactly.
 
@@ -61,7 +78,9 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
         ingest(files, out, tz=get_tz(tz), year=year, source=source,
                extra_rules=list(rules_files), progress=advance)
     result = analyze_db(out / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
-                        before_s=before, after_s=after)
+                        before_s=before, after_s=after, job_output=list(job_output),
+                        clock_skew=clock_skew == "auto", max_skew_s=parse_duration(max_skew),
+                        skew_tolerance_s=parse_duration(skew_tolerance))
     (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
     rates_docs = write_rates(out, result)
     models = attach_models(out, result, rates_docs)
@@ -93,3 +112,8 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
                        f"tormortem plan --rates {path} answers what-ifs)")
         for path in written:
             click.echo(f"Report: {path}")
+    n_warn = len(result.get("warnings") or [])
+    if strict and n_warn:
+        raise click.ClickException(
+            f"--strict: {n_warn} data-quality warning(s) (fidelity {result['fidelity']}); "
+            f"they are in warnings[] of {out / 'analysis.json'}")

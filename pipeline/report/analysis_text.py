@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from pipeline.report.terminal import table
@@ -22,12 +23,15 @@ def _pct(x: float, total: float) -> str:
 def render_run(r: dict[str, Any], top: int = 10) -> str:
     t_obs = r["t_obs_s"]
     n_int = len(r["interruptions"])
+    tor = (f"realized TOR {r['tor']:.4f}" if r["tor"] is not None else
+           f"TOR undefined ({r.get('tor_undefined') or 'no progress'})")
+    step = (f"{r['ideal_step_s']:.3f} s" if r["ideal_step_s"] == r["ideal_step_s"]
+            else "unknown")
     lines = [
         f"Run {r['run']}: {r['start']} -> {r['end']} ({len(r['attempts'])} attempts, "
-        f"{n_int} interruptions; attempts from {r['fidelity']} records)",
-        f"  T_obs {human(t_obs)} ({t_obs:,.0f} s)   T_opt {human(r['t_opt_s'])}   "
-        f"realized TOR {r['tor']:.4f}" if r["tor"] is not None else "  TOR: -",
-        f"  ideal step t* {r['ideal_step_s']:.3f} s   iterations {r['start_iteration']:,} -> "
+        f"{n_int} interruptions; fidelity: {r['fidelity']})",
+        f"  T_obs {human(t_obs)} ({t_obs:,.0f} s)   T_opt {human(r['t_opt_s'])}   {tor}",
+        f"  ideal step t* {step}   iterations {r['start_iteration']:,} -> "
         f"{r['final_iteration']:,} ({r['iterations_net']:,} net)",
         "",
         "  Where the time went:",
@@ -60,6 +64,10 @@ def render_run(r: dict[str, Any], top: int = 10) -> str:
         lines += ["", "  Root-cause evidence (most specific line; symptoms are in the "
                       "evidence table):"]
         lines += [f"  {i['attempt']:<8} {_cause(i)}" for i in ints]
+    est = r.get("estimated") or {}
+    if est:
+        lines.append("  estimated (work no progress line shows): " + ", ".join(
+            f"{k.removesuffix('_s')} {human(v)}" for k, v in est.items()))
     if r["dropped_progress_lines"]:
         lines.append(f"  note: {r['dropped_progress_lines']:,} progress lines went backwards "
                      "without a checkpoint load and were ignored")
@@ -81,5 +89,19 @@ def _indent(text: str) -> list[str]:
     return ["  " + line for line in text.splitlines()]
 
 
+def render_warnings(analysis: dict[str, Any]) -> str:
+    """The data-quality warnings (``warnings[]``), one paragraph each."""
+    ws = analysis.get("warnings") or []
+    if not ws:
+        return ""
+    out = [f"Data-quality warnings ({len(ws)}; fidelity: {analysis['fidelity']}):"]
+    for w in ws:
+        out += textwrap.wrap(f"[{w['code']}] {w['message']}", 100, initial_indent="  - ",
+                             subsequent_indent="    ")
+    return "\n".join(out)
+
+
 def render(analysis: dict[str, Any]) -> str:
-    return "\n\n".join(render_run(r) for r in analysis["runs"])
+    parts = [render_run(r) for r in analysis["runs"]]
+    w = render_warnings(analysis)
+    return "\n\n".join([*parts, w] if w else parts)

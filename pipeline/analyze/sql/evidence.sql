@@ -2,7 +2,11 @@
 -- Inputs: interruptions_base (attempt, run, job_id, executions (how many executions share the
 -- job id), nodes, start, end, last_progress, next_start, first_in_run, end_inferred),
 -- classified_events.
--- Parameters: $before_s, $after_s (the evidence window), $skew_s (clock-skew allowance).
+-- Parameters: $before_s, $after_s (the evidence window), $skew_s (node lines' allowance after
+-- the end), $tol_s (--skew-tolerance: extra allowance on node windows, both ends).
+-- Clock skew (skew.py, table host_skew): a node line's time is corrected by its host's
+-- measured offset (host clock - scheduler clock, per source), and node windows widen by the
+-- offset's bound.
 -- An event is evidence for an attempt when
 --   * it is in the attempt's own output or scheduler record (same job id -- the line's own when
 --     the records know it, else the job its output file is linked to; for Kubernetes pod
@@ -31,10 +35,14 @@
 -- and line for a stable order); the rest are listed as symptoms.
 WITH known AS (SELECT DISTINCT job_id FROM attempts_linked),
 ev AS (
-    SELECT c.*, coalesce(k.job_id, l.job_id) AS link_job
+    SELECT c.* REPLACE (c.ts - to_microseconds(CAST(round(coalesce(sk.offset_s, 0) * 1e6)
+                                                     AS BIGINT)) AS ts),
+           coalesce(k.job_id, l.job_id) AS link_job,
+           coalesce(sk.bound_s, 0) + $tol_s AS tol_s
     FROM classified_events c
     LEFT JOIN known k ON k.job_id = c.job_id
     LEFT JOIN output_links l ON k.job_id IS NULL AND l.file = c.file
+    LEFT JOIN host_skew sk ON c.job_id IS NULL AND sk.host = c.host AND sk.source = c.source
     WHERE c.category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
 ),
 scoped AS (
@@ -58,14 +66,17 @@ matched AS (
     SELECT attempt, run, event_id, when_ts AS ts, host, source, kind, code, category, mode,
            specificity, rule_id, message, file, line_no, scope
     FROM scoped
-    WHERE when_ts >= CASE WHEN scope = 'job' OR NOT first_in_run
+    WHERE when_ts >= CASE WHEN scope = 'job'
                      THEN greatest(coalesce(last_progress, start) - to_seconds($before_s),
                                    start)
+                     WHEN NOT first_in_run
+                     THEN greatest(coalesce(last_progress, start) - to_seconds($before_s),
+                                   start - to_seconds(tol_s))
                      ELSE coalesce(last_progress, start) - to_seconds($before_s) END
       AND when_ts <= least(coalesce(next_start, 'infinity'::TIMESTAMPTZ),
                       "end" + to_seconds(CASE WHEN scope = 'job' OR end_inferred
                                               THEN $after_s
-                                              ELSE least($after_s, $skew_s) END))
+                                              ELSE least($after_s, $skew_s) + tol_s END))
 )
 SELECT *,
        row_number() OVER (PARTITION BY attempt
