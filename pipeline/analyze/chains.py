@@ -17,8 +17,10 @@ separate runs, ``<name>_<task>``) and merges runs on evidence, in this order:
 * ``time``: an attempt inferred from output no scheduler record accounts for, with nothing
   else to go by, joins the one run whose time span it falls in or right after.
 
-Two runs whose attempts overlap in time (one pair by more than ``PAIR_OVERLAP_S``, or
-``OVERLAP_S`` in all) are never merged: a chain runs one attempt after another. A job
+Two runs whose attempts overlap in time are never merged: a chain runs one attempt after
+another. Overlap counts when one pair overlaps by more than the least of ``PAIR_OVERLAP_S``
+and half the shorter attempt (but at least ``MIN_OVERLAP_S``: stamps are whole seconds), or
+by ``OVERLAP_S`` in all (a new pod may start before the old one is reaped). A job
 ``--run-map`` names keeps that run, and two mapped runs are never merged. The merged run is
 named after its earliest attempt's run. ``run_links`` records, per job, the run and how it
 was linked.
@@ -40,8 +42,9 @@ OVERLAP_S = 60.0
 #: the directory in Megatron's checkpoint lines (parsers/megatron.py): "saving checkpoint at
 #: iteration N to DIR", "successfully saved checkpoint from iteration N to DIR [ t 1/1 ...",
 #: " loading checkpoint from DIR at iteration N", "successfully loaded checkpoint from DIR [..."
-_PATH = re.compile(r"(?:iteration\s+\d+ to|checkpoint from) (\S+)")
+_PATH = re.compile(r"(?:iteration\s+\d+ to|checkpoint from(?! iteration)) (\S+)")
 PAIR_OVERLAP_S = 30.0
+MIN_OVERLAP_S = 2.0
 
 
 @dataclass
@@ -122,8 +125,15 @@ class _Runs:
         ma, mb = self.members[ra], self.members[rb]
         if any(x.mapped for x in ma) and any(x.mapped for x in mb):
             return False
-        over = [min(x.end, y.end) - max(x.start, y.start) for x in ma for y in mb]
-        if any(o > PAIR_OVERLAP_S for o in over) or sum(o for o in over if o > 0) > OVERLAP_S:
+        total = 0.0
+        for x in ma:
+            for y in mb:
+                o = min(x.end, y.end) - max(x.start, y.start)
+                short = min(x.end - x.start, y.end - y.start)
+                if o > max(MIN_OVERLAP_S, min(PAIR_OVERLAP_S, short / 2)):
+                    return False
+                total += max(o, 0.0)
+        if total > OVERLAP_S:
             return False
         first, second = (ra, rb) if min(x.start for x in ma) <= min(y.start for y in mb) \
             else (rb, ra)

@@ -41,7 +41,11 @@ import pyarrow as pa
 from parsers.base import host_from_path, job_from_path
 from pipeline.analyze.slurmpat import JobNames, path_regex, submit_options
 
-SLACK_S = 60.0  #: a file's stamps may run this much outside the job's execution
+SLACK_S = 2.0  #: a file's span may reach this much outside a job's execution (whole seconds)
+WINDOW_END_S = 30.0  #: lines printed while a job is torn down, after the scheduler's end
+#: a job keeps a file several could own when it holds this share of the lines that fall in
+#: any of them (a chain's appended file: every job; a rank's log: the job it ran in)
+SHARE = 0.02
 #: a number standing alone in a name (not part of a word such as node17 or 7tfk0q61)
 _TOKEN = re.compile(r"(?<![0-9A-Za-z])(\d+)(?:_(\d+))?(?![0-9A-Za-z])")
 #: torchrun's per-restart and per-rank directories (attempt_0/3/stdout.log): no job ids
@@ -115,10 +119,19 @@ def _files(con: duckdb.DuckDBPyConnection) -> dict[str, OutFile]:
     return files
 
 
-def _overlaps(f: OutFile, j: Job) -> bool:
-    if f.span is None:
-        return True
-    return any(s - SLACK_S <= f.span[1] and f.span[0] <= e + SLACK_S for s, e in j.windows)
+def _lines_in(con: duckdb.DuckDBPyConnection, f: OutFile, jobs: list[Job]) -> list[int]:
+    """How many of the file's own-stamped lines each job's executions hold (stamps and sacct
+    times are whole seconds: a line stamped in the second a job ends is that job's)."""
+    out = []
+    for j in jobs:
+        cond = " OR ".join(f"(t >= {s:.3f} AND t <= {e + 1.0:.3f})"
+                           for s, e in j.windows) or "false"
+        row = con.execute(
+            f"SELECT count(*) FILTER ({cond}) FROM (SELECT epoch(ts) AS t FROM events WHERE "
+            "file = ? AND source = 'joblog' AND ts_flag IN ('exact', 'assumed_tz'))",
+            [f.file]).fetchall()
+        out.append(int(row[0][0]) if row else 0)
+    return out
 
 
 def _by_path(f: OutFile, by_id: dict[str, list[Job]]) -> list[Job]:
@@ -161,24 +174,38 @@ def _by_name(f: OutFile, by_name: dict[str, list[Job]]) -> list[Job]:
 
 
 def _window(f: OutFile, jobs: dict[str, Job]) -> list[Job]:
+    """The one job whose executions hold the file's first and last stamped lines (a file
+    appended across requeues spans several executions of its job), on its nodes when the
+    path names a host."""
     if f.span is None:
         return []
     host = host_from_path(f.file)
+    if host is not None and not any(host in j.nodes for j in jobs.values()):
+        host = None  # a directory named like a host (run2/) that is no node of these jobs
     t0, t1 = f.span
-    inside = [j for j in jobs.values()
-              if any(s - SLACK_S <= t0 and t1 <= e + SLACK_S for s, e in j.windows)
-              and (host is None or not j.nodes or host in j.nodes)]
-    return inside if len(inside) == 1 else []
+
+    def inside(t: float, j: Job) -> bool:
+        return any(s - SLACK_S <= t <= e + WINDOW_END_S for s, e in j.windows)
+
+    hits = [j for j in jobs.values() if inside(t0, j) and inside(t1, j)
+            and (host is None or not j.nodes or host in j.nodes)]
+    return hits if len(hits) == 1 else []
 
 
-def _resolve(f: OutFile, cands: list[Job]) -> tuple[list[Job], str]:
-    """Narrow several candidates: by the job's name in the path, then by time."""
+def _resolve(con: duckdb.DuckDBPyConnection, f: OutFile, cands: list[Job]
+             ) -> tuple[list[Job], str]:
+    """Narrow several candidates: by the job's name in the path, then by time: the jobs
+    whose executions hold at least ``SHARE`` of the file's stamped lines that fall in any."""
     if len(cands) <= 1:
         return cands, ""
     named = [j for j in cands if j.name and j.name in f.file]
     if named:
         cands = named
-    timed = [j for j in cands if _overlaps(f, j)]
+    if f.span is None:
+        return cands, ""
+    counts = _lines_in(con, f, cands)
+    inside = sum(counts)
+    timed = [j for j, n in zip(cands, counts, strict=True) if n and n >= SHARE * inside]
     if not timed:
         return [], "its time stamps fall in none of the candidate jobs' executions"
     return timed, ""
@@ -200,6 +227,7 @@ def link_outputs(con: duckdb.DuckDBPyConnection, patterns: list[str] | None = No
                for j in jobs.values()}) for p in patterns or []]
     links: list[dict[str, Any]] = []
     unlinked: list[dict[str, Any]] = []
+    picked: dict[str, tuple[OutFile, list[Job], str]] = {}
     for f in sorted(files.values(), key=lambda x: x.file):
         chosen: list[Job] = []
         method, note = "", ""
@@ -218,26 +246,47 @@ def link_outputs(con: duckdb.DuckDBPyConnection, patterns: list[str] | None = No
             cands = list(dict.fromkeys(fn()))
             if not cands:
                 continue
-            chosen, note = _resolve(f, cands)
+            chosen, note = _resolve(con, f, cands)
             method = name
             if chosen:
                 break
             tried.append(f"{name}: {', '.join(j.job_id for j in cands)} ({note})")
         if chosen:
-            links += [{"file": f.file, "job_id": j.job_id, "method": method,
-                       "detail": _detail(method, f, j)} for j in chosen]
+            picked[f.file] = (f, chosen, method)
         else:
             unlinked.append({"file": f.file, "reason": "; ".join(tried) or
                              "no job id in its name or lines, no scheduler record names "
                              "it, and its time fits no single job",
                              "first_ts": f.span[0] if f.span else None,
                              "last_ts": f.span[1] if f.span else None})
+    _by_siblings(picked)
+    for f, chosen, method in picked.values():
+        links += [{"file": f.file, "job_id": j.job_id, "method": method,
+                   "detail": _detail(method, f, j)} for j in chosen]
     _put(con, "output_links", links, pa.schema([("file", pa.string()), ("job_id", pa.string()),
                                                 ("method", pa.string()),
                                                 ("detail", pa.string())]))
     _put(con, "output_unlinked", unlinked, pa.schema([
         ("file", pa.string()), ("reason", pa.string()), ("first_ts", pa.float64()),
         ("last_ts", pa.float64())]))
+
+
+def _by_siblings(picked: dict[str, tuple[OutFile, list[Job], str]]) -> None:
+    """A file without time stamps that several jobs could own (a torchrun rank's empty
+    stderr.log) takes the job of the stamped files beside it, when they agree: its own
+    directory first, then its parent's (up to two levels)."""
+    for name, (f, chosen, method) in list(picked.items()):
+        if len(chosen) < 2 or f.span is not None:
+            continue
+        for up in (1, 2):
+            base = PurePath(name).parents[up - 1]
+            near = {id(c[0]): c[0] for o, (g, c, _) in picked.items()
+                    if o != name and len(c) == 1 and g.span is not None
+                    and PurePath(o).is_relative_to(base)}
+            if near:
+                if len(near) == 1:
+                    picked[name] = (f, list(near.values()), method)
+                break
 
 
 def _detail(method: str, f: OutFile, j: Job) -> str:

@@ -96,11 +96,12 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                 if p.last_progress is None and c.ts is not None:
                     split_no_progress(d, k, c.ts.timestamp())
         warnings = check_quality(con, runs, decs) + _skew_warnings(skews)
+        links = _links(con)
         for ri in runs:
             d = decs[ri.run]
             eps = find_episodes(d.intervals, d.ideal_step_s)
             fid = run_fidelity(fidelity, ri.run, ri.rows, warnings)
-            results.append(_run_json(ri, d, causes, eps, fid, warnings))
+            results.append(_run_json(ri, d, causes, eps, fid, warnings, links))
         _write_tables(con, results, decs, runs, warnings)
     finally:
         con.close()
@@ -138,12 +139,40 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
     return d.t_opt / d.t_obs, None
 
 
+def _links(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, Any]]:
+    """Per attempt: the output files its lines came from, with how each was linked to its
+    job (links.py), and how the attempt was linked into its run (chains.py)."""
+    out: dict[str, dict[str, Any]] = {}
+    for attempt, method, detail in con.execute(
+            "SELECT attempt, method, detail FROM run_links").fetchall():
+        out[attempt] = {"run_link": {"method": method, "detail": detail}, "outputs": []}
+    # files linked to the attempt's job (all of them when the job ran once; else those whose
+    # lines fell in this execution), and files whose job id the lines carry
+    for attempt, file, method in con.execute("""
+            WITH n AS (SELECT job_id, count(*) AS k FROM attempts_linked GROUP BY job_id),
+            mine AS (SELECT DISTINCT attempt, file FROM attempt_events)
+            SELECT a.attempt, l.file, l.method FROM attempts_linked a
+            JOIN n USING (job_id) JOIN output_links l ON l.job_id = a.job_id
+            WHERE n.k = 1 OR (a.attempt, l.file) IN (SELECT (attempt, file) FROM mine)
+            UNION
+            SELECT m.attempt, m.file, CASE WHEN a.source = 'inferred' THEN 'inferred'
+                                           ELSE 'job id in the lines' END
+            FROM mine m JOIN attempts_linked a USING (attempt)
+            WHERE m.file NOT IN (SELECT file FROM output_links)
+            ORDER BY 1, 2""").fetchall():
+        out.setdefault(attempt, {"outputs": []})["outputs"].append(
+            {"file": file, "method": method})
+    return out
+
+
 def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
-              eps: list[Episode], fidelity: str, warnings: list[dict[str, Any]]
-              ) -> dict[str, Any]:
+              eps: list[Episode], fidelity: str, warnings: list[dict[str, Any]],
+              links: dict[str, dict[str, Any]]) -> dict[str, Any]:
     atts = []
     for p, row in zip(d.attempts, ri.rows, strict=True):
-        atts.append({"attempt": p.attempt, "job_id": row["job_id"], "start": iso(p.start),
+        lk = links.get(p.attempt, {})
+        atts.append({**lk, "source": row.get("source"),
+                     "estimated_compute_s": p.estimated_compute, "attempt": p.attempt, "job_id": row["job_id"], "start": iso(p.start),
                      "end": iso(p.end), "state": row["state"], "exit_code": row["exit_code"],
                      "nodes": list(row["nodes"] or []), "gpus": row["gpus"],
                      "resumed_from": p.resumed_from, "last_iteration": p.last_iteration,

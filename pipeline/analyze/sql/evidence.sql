@@ -23,7 +23,9 @@
 --       - for node lines: from last progress - before (a node can be broken before the job
 --         fails), but not before the start of an attempt that follows another (what a node
 --         logged before belongs to the previous attempt or the gap: a node set DOWN for the
---         last failure must not be blamed again), to min(end + skew, next start): a fault a
+--         last failure must not be blamed again), nor, for the controller's node lines (DOWN,
+--         not responding), before the start of any attempt (a node set DOWN before the job
+--         was given it had been returned to service), to min(end + skew, next start): a fault a
 --         node logs after the job was gone cannot have ended it;
 --     (without progress, the attempt's start stands for its last progress; an attempt inferred
 --     from its output ended some time after its last line, so node lines count up to the
@@ -69,7 +71,7 @@ matched AS (
     WHERE when_ts >= CASE WHEN scope = 'job'
                      THEN greatest(coalesce(last_progress, start) - to_seconds($before_s),
                                    start)
-                     WHEN NOT first_in_run
+                     WHEN NOT first_in_run OR source = 'slurmctld'
                      THEN greatest(coalesce(last_progress, start) - to_seconds($before_s),
                                    start - to_seconds(tol_s))
                      ELSE coalesce(last_progress, start) - to_seconds($before_s) END
