@@ -171,13 +171,14 @@ def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
     atts = []
     for p, row in zip(d.attempts, ri.rows, strict=True):
         lk = links.get(p.attempt, {})
-        atts.append({**lk, "source": row.get("source"),
-                     "estimated_compute_s": p.estimated_compute, "attempt": p.attempt, "job_id": row["job_id"], "start": iso(p.start),
+        atts.append({"attempt": p.attempt, "job_id": row["job_id"], "start": iso(p.start),
                      "end": iso(p.end), "state": row["state"], "exit_code": row["exit_code"],
                      "nodes": list(row["nodes"] or []), "gpus": row["gpus"],
                      "resumed_from": p.resumed_from, "last_iteration": p.last_iteration,
                      "startup_s": p.startup, "ckpt_save_s": p.ckpt_save, "hang_s": p.hang,
-                     "tail_s": p.tail, "repair_after_s": p.repair_after})
+                     "tail_s": p.tail, "repair_after_s": p.repair_after,
+                     "source": row.get("source"), "estimated_compute_s": p.estimated_compute,
+                     "run_link": lk.get("run_link"), "outputs": lk.get("outputs", [])})
     ints = []
     by_cat: dict[str, dict[str, float]] = {}
     for k, p in enumerate(d.attempts[:-1]):
