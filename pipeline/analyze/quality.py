@@ -27,6 +27,8 @@ The checks (thresholds written down here):
 * ``record_gap``: an attempt resumes from an iteration more than one logging interval above
   anything earlier attempts showed: an attempt between them is missing (its work is
   estimated, see unseen.py);
+* ``restarts_unseen``: a pod's ``restartCount`` counts more incarnations since it was
+  scheduled than its log and events show (silent.py);
 * ``negative``: ``slow`` below ``-max(NEG_PER_ATTEMPT_S x attempts, NEG_SHARE x T_obs)``
   (surviving work took less than T_opt: progress is missing), or attempts from scheduler
   records that overlap by more than ``OVERLAP_S`` (counted once).
@@ -40,6 +42,7 @@ import duckdb
 
 from pipeline.analyze.decompose import Decomposition
 from pipeline.analyze.progress import RunInputs
+from pipeline.analyze.silent import restart_gaps
 
 SILENT_S = 180.0
 NEG_PER_ATTEMPT_S = 2.0
@@ -87,6 +90,12 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
                       "say how they are named with --job-output PATTERN", files=silent,
                       fidelity="scheduler"))
     out += _records_cut(con)
+    for g in restart_gaps(con):
+        out.append(_w("restarts_unseen", f"pod {g['pod']} restarted {g['restarts']} times since "
+                      f"it was scheduled ({g['since']}), but only {g['seen']} of its "
+                      f"{g['restarts'] + 1} incarnations are seen in its log and events "
+                      "(events expire after --event-ttl, an hour by default): the others "
+                      "left no trace, and their time is counted as repair"))
     return out
 
 

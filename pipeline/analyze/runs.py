@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from pipeline.analyze.links import link_outputs
 from pipeline.analyze.orphans import infer_orphans
+from pipeline.analyze.silent import add_silent
 from pipeline.analyze.sql import sql
 from pipeline.ingest.ruletable import RulesError
 
@@ -77,4 +78,5 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
                 "WHERE source = 'joblog'")
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + sql("attempts_inferred"))
     con.execute("DELETE FROM output_links")
+    add_silent(con)  # Kubernetes: container incarnations that printed nothing
     return "progress"

@@ -264,6 +264,7 @@ def _collect(c: Cluster, camp: Campaign2, root: Path, since: float) -> Path:
     # the campaign's own jobs (the first campaign's last job may end seconds before)
     ids = sorted({j.split("_")[0] for j in camp.jobs.values()}, key=int)
     start = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(since - 5))
+    c.accounted(start, ",".join(ids))
     common = ["sacct", "-a", "-S", start, "-E", "now", "-j", ",".join(ids)]
     (dest / "slurm" / "sacct.psv").write_text(c.out(
         *common, "--parsable2", "--duplicates", f"--format={SACCT_FIELDS},SubmitLine,WorkDir"))

@@ -423,9 +423,22 @@ fi
         return script
 
     # -- collection -------------------------------------------------------------------------
+    def accounted(self, start: str, jobs: str | None = None, timeout: float = 30) -> None:
+        """Wait until slurmdbd has every job's end: the controller reports a job COMPLETED
+        a moment before the accounting record says so (sacct would still print RUNNING)."""
+        sel = ["-j", jobs] if jobs else []
+
+        def done() -> bool:
+            out = self.out("sacct", "-a", "-X", "-n", "-P", "-S", start, "-E", "now", *sel,
+                           "--format=State", check=False)
+            return all(st.split()[0] not in ("RUNNING", "PENDING", "COMPLETING")
+                       for st in out.split("\n") if st.strip())
+        wait_for(done, "slurmdbd to record every job's end", timeout, poll=0.5)
+
     def collect(self, dest: Path, since: float) -> Path:
         """What a user would have: daemon logs, job output, sacct text and JSON."""
         start = datetime.fromtimestamp(since - 120, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        self.accounted(start)
         (dest / "slurm").mkdir(parents=True, exist_ok=True)
         (dest / "jobs").mkdir(exist_ok=True)
         shutil.copy(self.logdir / "slurmctld.log", dest / "slurm" / "slurmctld.log")
