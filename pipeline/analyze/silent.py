@@ -57,7 +57,7 @@ def _starts(con: duckdb.DuckDBPyConnection, pod: str) -> list[Start]:
     for ts, n in con.execute("SELECT ts, coalesce(value, 1) FROM events WHERE kind = "
                              "'k8s_event' AND code = 'Started' AND device = ? AND ts IS NOT "
                              "NULL ORDER BY ts", [dev]).fetchall():
-        k = max(int(round(n)), 1)
+        k = max(round(float(n)), 1)
         t0 = firsts.get((k, "Started"))
         if k == 1 or t0 is None:
             out.append(Start(ts))
