@@ -147,6 +147,7 @@ def run_context(run: dict[str, Any], db: DbData, model: dict[str, Any] | None) -
     return {
         "name": name, "start": fmt_ts(run["start"]), "end": fmt_ts(run["end"]),
         "t_obs": dur(run["t_obs_s"]), "t_opt": dur(run["t_opt_s"]), "tor": run["tor"],
+        "tor_undefined": run.get("tor_undefined"),
         "predicted": predicted_for(model, name), "gpus": gpus,
         "n_attempts": len(run["attempts"]), "n_interruptions": len(run["interruptions"]),
         "ideal_step_s": run.get("ideal_step_s"), "iterations_net": run.get("iterations_net"),
@@ -164,6 +165,9 @@ def run_context(run: dict[str, Any], db: DbData, model: dict[str, Any] | None) -
 def build(analysis: dict[str, Any], rates: dict[str, Any] | None,
           model: dict[str, Any] | None, db: DbData) -> dict[str, Any]:
     runs = [run_context(r, db, model) for r in analysis["runs"]]
+    for ctx in runs:  # the analysis's data-quality warnings (warnings[]) lead the run's list
+        ctx["warnings"] = [w["message"] for w in analysis.get("warnings") or []
+                           if w.get("run") in (ctx["name"], None)] + ctx["warnings"]
     fig_dec = plots.decomposition(
         [(r["run"], r["components"], r["t_obs_s"]) for r in analysis["runs"]], LABELS)
     realized = {r["run"]: r["tor"] for r in analysis["runs"]}
