@@ -113,7 +113,7 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
 def _skew_warnings(skews: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for s in skews:
-        fixed = "contradict" not in s["method"]
+        fixed = "not corrected" not in s["method"]
         out.append({"code": "clock_skew", "run": None, "attempt": None, "files": [],
                     "fidelity": "scheduler",
                     "message": f"{s['host']}'s {s['source']} clock runs {s['offset_s']:+,.0f} s "

@@ -8,8 +8,10 @@ clock source (``kernel``, ``slurmd``) from events seen on both sides:
 * **the same job's end, on the node and at the controller** (two-sided): slurmd's ``[J.batch]
   done with job`` on the batch host against slurmctld's ``_job_complete: JobId=J`` (or sacct's
   End, which is truncated to the second), and slurmd's ``Launching batch job J`` against
-  ``sched: Allocate JobId=J``. The offset is the median of these differences; its bound is
-  their spread (at least ``MIN_BOUND_S``).
+  ``sched: Allocate JobId=J``. The offset is the median of these differences (so a late
+  outlier -- a node whose slurmd was stopped logs its job's end when it wakes -- does not move
+  it); its bound is their median absolute deviation (at least ``MIN_BOUND_S``). Two samples
+  that disagree by more than ``AGREE_S`` leave the host uncorrected.
 * **failure lines a node stamped while it ran none of its jobs** (one-sided): a failure line
   (Xid, ECC, link down, MCE, OOM ...) at ``x`` on a host with no attempt running then, at most
   ``max_skew`` after the end ``e`` of the host's last attempt, says the host runs at least
@@ -26,8 +28,9 @@ clock source (``kernel``, ``slurmd``) from events seen on both sides:
 NCCL's own lines carry no time stamp of their own (``host:pid:tid [dev] NCCL WARN ...``), so
 NCCL peers give no offsets here. A kernel log with no evidence of its own takes its host's
 slurmd offset (same machine, same clock). ``host_skew(host, source, offset_s, bound_s,
-method, samples)`` holds the result; ``evidence.sql`` subtracts the offset from node
-evidence and widens node windows by the bound (plus ``--skew-tolerance``).
+method, samples)`` holds the result (an offset under ``MIN_SKEW_S`` counts as none);
+``evidence.sql`` subtracts the offset from node evidence and widens node windows by the bound
+(plus ``--skew-tolerance``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ import duckdb
 import pyarrow as pa
 
 DEFAULT_MAX_SKEW_S = 600.0
+AGREE_S = 5.0  #: two-sided samples of one clock further apart than this disagree
+#: offsets below this are no skew worth correcting: a node logs a job's end a second or two
+#: after the controller (slurmstepd tears the step down first), and windows allow 30 s
+MIN_SKEW_S = 5.0
 MIN_BOUND_S = 1.0
 RUNNING_SLACK_S = 30.0  #: a line this close to an attempt on its host needs no skew
 
@@ -57,7 +64,14 @@ class Clock:
         if self.pairs:
             med = statistics.median(self.pairs)
             spread = max(abs(d - med) for d in self.pairs)
-            return {"offset_s": med, "bound_s": max(spread, MIN_BOUND_S),
+            if len(self.pairs) < 3 and spread > AGREE_S:
+                # two pairs that disagree (a node whose slurmd was stopped logs its job's
+                # end late): no majority to tell the clock from the outlier
+                return {"offset_s": 0.0, "bound_s": 0.0, "samples": len(self.pairs),
+                        "method": "job ends on node and controller that disagree by "
+                                  f"{2 * spread:.0f} s: not corrected"}
+            return {"offset_s": med, "bound_s": max(spread if len(self.pairs) < 3 else
+                                                    _mad(self.pairs, med), MIN_BOUND_S),
                     "method": "job end on node and controller", "samples": len(self.pairs)}
         if not self.lower and not self.upper:
             return None
@@ -66,11 +80,16 @@ class Clock:
         n = len(self.lower) + len(self.upper)
         if lo > hi:
             return {"offset_s": 0.0, "bound_s": 0.0, "samples": n,
-                    "method": f"contradicting node lines (ahead >= {lo:.0f} s, behind "
-                              f"<= {hi:.0f} s): not corrected"}
+                    "method": f"node lines that contradict each other (ahead >= {lo:.0f} s, "
+                              f"behind <= {-hi:.0f} s): not corrected"}
         off = lo if lo > 0 else (hi if hi < 0 else 0.0)
         return {"offset_s": off, "bound_s": MIN_BOUND_S, "samples": n,
                 "method": "failure lines stamped while the host ran none of its jobs"}
+
+
+def _mad(xs: list[float], med: float) -> float:
+    """Median absolute deviation: the spread of the majority, outliers left out."""
+    return statistics.median(abs(x - med) for x in xs)
 
 
 def estimate_skew(con: duckdb.DuckDBPyConnection, max_skew_s: float = DEFAULT_MAX_SKEW_S,
@@ -89,6 +108,8 @@ def estimate_skew(con: duckdb.DuckDBPyConnection, max_skew_s: float = DEFAULT_MA
     for (h, s), c in sorted(clocks.items()):
         r = c.result()
         if r is not None:
+            if abs(r["offset_s"]) < MIN_SKEW_S:
+                r["offset_s"] = 0.0
             rows.append({"host": h, "source": s, **r})
     have = {(r["host"], r["source"]) for r in rows}
     for r in [r for r in rows if r["source"] == "slurmd"]:
@@ -99,7 +120,7 @@ def estimate_skew(con: duckdb.DuckDBPyConnection, max_skew_s: float = DEFAULT_MA
         ("bound_s", pa.float64()), ("method", pa.string()), ("samples", pa.int64())])))
     con.execute("CREATE OR REPLACE TABLE host_skew AS SELECT * FROM tmp_skew")
     con.unregister("tmp_skew")
-    return [r for r in rows if abs(r["offset_s"]) >= MIN_BOUND_S or "contradict" in r["method"]]
+    return [r for r in rows if r["offset_s"] or "not corrected" in r["method"]]
 
 
 def _two_sided(con: duckdb.DuckDBPyConnection, clock: Any, max_skew: float) -> None:
