@@ -12,18 +12,19 @@ clock source (``kernel``, ``slurmd``) from events seen on both sides:
   outlier -- a node whose slurmd was stopped logs its job's end when it wakes -- does not move
   it); its bound is their median absolute deviation (at least ``MIN_BOUND_S``). Two samples
   that disagree by more than ``AGREE_S`` leave the host uncorrected.
-* **failure lines a node stamped while it ran none of its jobs** (one-sided): a failure line
-  (Xid, ECC, link down, MCE, OOM ...) at ``x`` on a host with no attempt running then, at most
-  ``max_skew`` after the end ``e`` of the host's last attempt, says the host runs at least
-  ``x - e`` ahead (the fault ended that attempt, so it happened before ``e``); at most
-  ``max_skew`` before the start ``s`` of its next attempt, that it runs at least ``s - x``
-  behind. The nearer explanation is taken. All such bounds of one host must agree (the
-  largest lower bound not above the smallest upper bound); the offset is the value nearest
-  zero they allow, i.e. the smallest correction that explains every line. A host with
-  contradicting bounds is reported and not corrected.
-* **Slurm's node-down time against the node's last kernel line**: a node's last kernel line
-  before Slurm declared it not responding cannot have been written after that; the line's
-  excess is a lower bound like the ones above.
+* **kernel failure lines a node stamped while it ran none of its jobs** (one-sided): a
+  failure line (Xid, ECC, link down, MCE, OOM ...) at ``x`` on a host with no attempt running
+  then, at most ``max_skew`` after the end ``e`` of the host's last attempt, says the host
+  runs at least ``x - e`` ahead (the fault ended that attempt, so it happened before ``e``);
+  at most ``max_skew`` before the start ``s`` of its next attempt, that it runs at least
+  ``s - x`` behind. The nearer explanation is taken. All such bounds of one host must agree
+  (the largest lower bound not above the smallest upper bound); the offset is the value
+  nearest zero they allow, i.e. the smallest correction that explains every line. A host with
+  contradicting bounds is reported and not corrected. (Not slurmd's lines: a node whose
+  slurmd was down or restarted logs errors while it runs no job, whatever its clock.)
+* **Slurm's node-down time against the node's last kernel line** (of a node that then
+  rebooted): that line cannot have been written after Slurm declared the node not
+  responding; its excess is a lower bound like the ones above.
 
 NCCL's own lines carry no time stamp of their own (``host:pid:tid [dev] NCCL WARN ...``), so
 NCCL peers give no offsets here. A kernel log with no evidence of its own takes its host's
@@ -155,8 +156,8 @@ def _windows(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[float, floa
 def _one_sided(con: duckdb.DuckDBPyConnection, clock: Any, max_skew: float) -> None:
     win = _windows(con)
     for host, src, x in con.execute(
-            "SELECT host, source, epoch(ts) FROM classified_events WHERE source IN "
-            "('kernel', 'slurmd') AND host IS NOT NULL AND ts IS NOT NULL AND job_id IS NULL "
+            "SELECT host, source, epoch(ts) FROM classified_events WHERE source = 'kernel' "
+            "AND host IS NOT NULL AND ts IS NOT NULL AND job_id IS NULL "
             "AND category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')"
             ).fetchall():
         ws = win.get(host)
