@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pipeline.analyze.unseen import estimate, log_interval
+from pipeline.analyze.unseen import charge, log_interval
 
 
 @dataclass
@@ -248,7 +248,8 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
             p.startup = ends[k] - a.start
             rest = 0.0
         if k + 1 < len(atts) and unseen:
-            rest = _unseen(p, mine, rest, resumes, chunks, k, t_star, k_log)
+            last = (mine[-1].b, mine[-1].step_s) if mine else None
+            rest = charge(p, last, rest, resumes, chunks, k, t_star, k_log)
         if k + 1 < len(atts):
             p.hang = rest
             p.repair_after = atts[k + 1].start - ends[k]
@@ -276,36 +277,6 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
            "compute": sum(p.estimated_compute for p in parts)}
     return Decomposition(ends[-1] - atts[0].start, t_opt, t_star, n_net, start_it, final_iter,
                          comp, parts, ivs, k_log, {k: v for k, v in est.items() if v})
-
-
-def _unseen(p: AttemptParts, mine: list[Interval], rest: float, resumes: list[int],
-            chunks: list[list[float]], k: int, t_star: float, k_log: int) -> float:
-    """Charge the estimated unseen work at the end of interrupted attempt ``k`` (see
-    unseen.py); returns what is left of its hang."""
-    if mine:
-        top = mine[-1].b
-        step = mine[-1].step_s if np.isfinite(mine[-1].step_s) else t_star
-        avail = rest
-    else:
-        top = int(max((c[2] for c in chunks), default=resumes[k]))
-        top = max(top, resumes[k])
-        step, avail = t_star, p.startup
-    u = estimate(top, avail, step, resumes[k + 1], k_log, bool(mine))
-    if u.survived_s > 0:
-        chunks.append([k, u.survived_from, u.survived_to, u.survived_s, -1])
-        p.compute += u.survived_s
-        p.estimated_compute = u.survived_s
-        if mine:
-            rest -= u.survived_s
-        else:
-            p.startup -= u.survived_s
-    if u.lost_s > 0:
-        p.compute += u.lost_s
-        p.lost_charged += u.lost_s
-        p.estimated_lost = u.lost_s
-        p.unseen_iterations = u.lost_iterations
-        rest -= u.lost_s
-    return rest
 
 
 def _guess_start(a: AttemptInput, first_seen: int) -> int:

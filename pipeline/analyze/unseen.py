@@ -34,6 +34,15 @@ class _Progress(Protocol):
     progress: list[tuple[float, int, float]]
 
 
+class _Parts(Protocol):
+    startup: float
+    compute: float
+    lost_charged: float
+    estimated_compute: float
+    estimated_lost: float
+    unseen_iterations: float
+
+
 @dataclass
 class Unseen:
     """What the logs do not show of one attempt's end (see module docstring)."""
@@ -85,3 +94,34 @@ def estimate(top: int, rest_s: float, step_s: float, next_resume: int, k: int,
     u.lost_iterations = n_exp
     u.lost_s = min(n_exp * step_s, w)
     return u
+
+
+def charge(p: _Parts, last: tuple[int, float] | None, rest: float, resumes: list[int],
+           chunks: list[list[float]], k: int, t_star: float, k_log: int) -> float:
+    """Charge the estimated unseen work at the end of interrupted attempt ``k`` of a
+    decomposition (decompose.py): ``last`` is its last progress interval's (iteration, step
+    seconds), None when it has none; ``chunks`` the surviving work chunks so far. Returns
+    what is left of its hang."""
+    if last is not None:
+        top = last[0]
+        step = last[1] if math.isfinite(last[1]) else t_star
+        avail = rest
+    else:
+        top = max(int(max((c[2] for c in chunks), default=resumes[k])), resumes[k])
+        step, avail = t_star, p.startup
+    u = estimate(top, avail, step, resumes[k + 1], k_log, last is not None)
+    if u.survived_s > 0:
+        chunks.append([k, u.survived_from, u.survived_to, u.survived_s, -1])
+        p.compute += u.survived_s
+        p.estimated_compute = u.survived_s
+        if last is not None:
+            rest -= u.survived_s
+        else:
+            p.startup -= u.survived_s
+    if u.lost_s > 0:
+        p.compute += u.lost_s
+        p.lost_charged += u.lost_s
+        p.estimated_lost = u.lost_s
+        p.unseen_iterations = u.lost_iterations
+        rest -= u.lost_s
+    return rest
