@@ -247,12 +247,19 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
         else:
             p.startup = ends[k] - a.start
             rest = 0.0
+        over = 0.0
         if k + 1 < len(atts) and unseen:
             last = (mine[-1].b, mine[-1].step_s) if mine else None
-            rest = charge(p, last, rest, resumes, chunks, k, t_star, k_log)
+            rest, over = charge(p, last, rest, resumes, chunks, k, t_star, k_log)
         if k + 1 < len(atts):
             p.hang = rest
             p.repair_after = atts[k + 1].start - ends[k]
+            if over > 0:  # proven work no attempt had time for: a missing attempt, in the gap
+                moved = min(over, max(p.repair_after, 0.0))
+                p.repair_after -= moved
+                chunks[-1][3] += moved
+                p.compute += moved
+                p.estimated_compute += moved
         else:
             p.tail = rest
     for c in chunks:

@@ -97,11 +97,15 @@ def estimate(top: int, rest_s: float, step_s: float, next_resume: int, k: int,
 
 
 def charge(p: _Parts, last: tuple[int, float] | None, rest: float, resumes: list[int],
-           chunks: list[list[float]], k: int, t_star: float, k_log: int) -> float:
+           chunks: list[list[float]], k: int, t_star: float, k_log: int
+           ) -> tuple[float, float]:
     """Charge the estimated unseen work at the end of interrupted attempt ``k`` of a
     decomposition (decompose.py): ``last`` is its last progress interval's (iteration, step
     seconds), None when it has none; ``chunks`` the surviving work chunks so far. Returns
-    what is left of its hang."""
+    what is left of its hang, and the seconds of proven work the attempt had no time for
+    (the next attempt loads a checkpoint further than this one could have got: an attempt
+    the logs miss trained in the gap; the caller takes that time from the repair gap, and a
+    ``record_gap`` warning says so)."""
     if last is not None:
         top = last[0]
         step = last[1] if math.isfinite(last[1]) else t_star
@@ -110,6 +114,10 @@ def charge(p: _Parts, last: tuple[int, float] | None, rest: float, resumes: list
         top = max(int(max((c[2] for c in chunks), default=resumes[k])), resumes[k])
         step, avail = t_star, p.startup
     u = estimate(top, avail, step, resumes[k + 1], k_log, last is not None)
+    over = max(0.0, (u.survived_to - u.survived_from) * step - u.survived_s) \
+        if u.survived_to > u.survived_from else 0.0
+    if u.survived_to > u.survived_from and u.survived_s <= 0:
+        chunks.append([k, u.survived_from, u.survived_to, 0.0, -1])
     if u.survived_s > 0:
         chunks.append([k, u.survived_from, u.survived_to, u.survived_s, -1])
         p.compute += u.survived_s
@@ -124,4 +132,4 @@ def charge(p: _Parts, last: tuple[int, float] | None, rest: float, resumes: list
         p.estimated_lost = u.lost_s
         p.unseen_iterations = u.lost_iterations
         rest -= u.lost_s
-    return rest
+    return rest, over
