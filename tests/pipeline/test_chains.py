@@ -38,7 +38,7 @@ def _db(jobs: list[dict[str, Any]]) -> duckdb.DuckDBPyConnection:
         con.execute("INSERT INTO attempts_linked VALUES (?, ?, ?, ?, ?, 'sacct')",
                     [j["job_id"], j["job_id"], j["name"], s, e])
         con.execute("INSERT INTO attempts VALUES (?, ?, NULL)", [j["job_id"], j.get("submit")])
-        f, n = f"{j['job_id']}.out", 0
+        f = f"{j['job_id']}.out"
         lines: list[tuple[str, int | None, str | None]] = []
         if "load" in j:
             it, d = j["load"]
@@ -48,8 +48,7 @@ def _db(jobs: list[dict[str, Any]]) -> duckdb.DuckDBPyConnection:
         for it, d in j.get("saves", []):
             lines.append(("ckpt_save_start", it,
                           f"saving checkpoint at iteration {it:7d} to {d} in torch_dist format"))
-        for kind, it, msg in lines:
-            n += 1
+        for n, (kind, it, msg) in enumerate(lines, start=1):
             con.execute("INSERT INTO attempt_events VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [j["job_id"], j["name"], s + timedelta(seconds=n), kind, it, f, n])
             con.execute("INSERT INTO events VALUES (?, ?, ?, ?)", [f, n, kind, msg])
