@@ -146,9 +146,11 @@ def test_lost_work_is_the_rolled_back_iterations(camp: Campaign2, role: str) -> 
     rolled = a["last_iteration"] - nxt["resumed_from"]
     r = camp.run(run)
     i = camp.interruption(role)
-    # one-second stamps; the expected unseen step after the last line (log interval 2)
+    # one-second stamps (the span of the rolled-back lines is off by up to 1 s) and t*'s
+    # own error over the rolled-back steps; plus the expected unseen step after the last line
+    # (log interval 2)
     assert i["lost_s"] == pytest.approx(rolled * r["ideal_step_s"] + i["lost_estimated_s"],
-                                        abs=1.1)
+                                        abs=1.0 + 0.02 * rolled * r["ideal_step_s"] + 0.1)
 
 
 def test_truncated_output_is_said_and_estimated(camp: Campaign2) -> None:
