@@ -14,7 +14,10 @@ flag ``exact``; ``value`` = count (series.count, count, deprecatedCount; 1 when 
 kubectl prints it); job_id = the uid of
 the involved object when it is a Pod or a PyTorchJob (a pod's *attempts* are
 ``<uid>#<n>``); host per ``k8s_common.event_host``; device = ``<kind>/<name>`` as
-``kubectl get events`` prints OBJECT.
+``kubectl get events`` prints OBJECT. An event that repeated (count > 1: the kubelet's
+event correlator folds a crash-looping container's ``Started``/``BackOff`` into one Event)
+also gives a ``k8s_event_first`` row at its first occurrence (firstTimestamp, or eventTime
+for an events.k8s.io series), same code, device and count: the repeats lie between the two.
 """
 
 from __future__ import annotations
@@ -79,11 +82,17 @@ def handle_event(p: Parser, ev: dict[str, Any], rec: int) -> int:
     host = event_host(kind, name, component, instance, reason, text)
     device = f"{kind.lower()}/{name}" if kind and name else (kind.lower() if kind else None)
     job_id = as_str(obj.get("uid")) if kind == "Pod" or kind in _TRAINING_JOB_KINDS else None
+    where = {"host": host, "host_from": "record"} if host else p.host_fields(None)
+    fmt = "events.k8s.io/v1" if new else "core/v1"
     p.events.add(ts=ts, ts_flag=flag, kind="k8s_event", code=reason, job_id=job_id,
                  value=float(n), device=device, message=text,
-                 line_no=rec, source="k8s_events_json",
-                 format="events.k8s.io/v1" if new else "core/v1",
-                 **({"host": host, "host_from": "record"} if host else p.host_fields(None)))
+                 line_no=rec, source="k8s_events_json", format=fmt, **where)
+    if n > 1:
+        t0, f0 = first_ts(p.ctx.tz, ev.get("eventTime") if series else None, first)
+        if t0 is not None and ts is not None and t0 < ts:
+            p.events.add(ts=t0, ts_flag=f0, kind="k8s_event_first", code=reason,
+                         job_id=job_id, value=float(n), device=device, message=text,
+                         line_no=rec, source="k8s_events_json", format=fmt, **where)
     return EVENT
 
 

@@ -7,13 +7,14 @@ reported as source ``unknown`` and all its lines are counted as unparsed (never 
 
 from __future__ import annotations
 
-from parsers import joblog, k8s, kernel, own, sacct, slurm_logs, text
+from parsers import joblog, k8s, kernel, own, sacct, scontrol, slurm_logs, text
 from parsers.base import Parser
 
 MIN_SCORE = 30
 
 ALL: list[type[Parser]] = [
     *sacct.PARSERS,
+    *scontrol.PARSERS,
     *slurm_logs.PARSERS,
     *k8s.PARSERS,
     *kernel.PARSERS,

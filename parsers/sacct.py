@@ -15,6 +15,11 @@ Decisions where reality is ambiguous:
 * A file without a header line (``--noheader``) cannot be mapped to columns: its rows are
   UNPARSED, and sniffing does not claim such a file. The fixed-width default output of plain
   ``sacct`` (truncated to ``OUT_OF_ME+``) is not read either.
+* ``SubmitLine`` (Slurm >= 21.08), ``WorkDir`` and, from 23.02, ``StdOut``/``StdErr`` are kept
+  on the job record (the analysis links job output files with them). A SubmitLine holding
+  ``|`` splits into more fields than the header has: the surplus is joined back into it.
+  ``JobIDRaw`` of an array task (``JobID`` ``2_0``, ``JobIDRaw`` ``4``) is its own job id
+  (``SLURM_JOB_ID``, Slurm's ``%j``): kept as ``job_id_raw``. Checked on Slurm 22.05.
 * Slurm 22.05's ``sacct --json`` (openapi/dbv0.0.38) reports plain non-zero exits as
   ``{"status": "SUCCESS", "return_code": 0}`` (exit 3 shows as 0; signals and OOM's 125
   survive). The parser keeps what the JSON says; the pipeline reconciles with ``--parsable2``.
@@ -51,7 +56,8 @@ from parsers.timeutil import TimeError, parse_iso
 
 _NULL_TIMES = ("", "Unknown", "None", "N/A")
 _KNOWN_COLS = ("jobid", "jobidraw", "jobname", "state", "exitcode", "start", "end", "nodelist",
-               "alloctres", "submit", "nnodes", "partition", "derivedexitcode", "elapsed")
+               "alloctres", "submit", "nnodes", "partition", "derivedexitcode", "elapsed",
+               "submitline", "workdir")
 
 
 class SacctTextParser(LineParser):
@@ -89,6 +95,11 @@ class SacctTextParser(LineParser):
             return self._header(fields)
         if self.trailing and fields and fields[-1] == "":
             fields = fields[:-1]
+        sl = self.cols.get("submitline")
+        if len(fields) > self.ncols and sl is not None:  # a '|' inside the submit line
+            extra = len(fields) - self.ncols
+            fields = [*fields[:sl], "|".join(fields[sl:sl + extra + 1]),
+                      *fields[sl + extra + 1:]]
         if len(fields) != self.ncols:
             return UNPARSED
         try:
@@ -136,7 +147,14 @@ class SacctTextParser(LineParser):
         gpus = gpus_from_tres(tres) if tres else (gpus_from_gres(gres) if gres else None)
         name = self._get(f, "jobname") or None
         start, end = self._time(self._get(f, "start")), self._time(self._get(f, "end"))
-        self.records.add(job_id=job, step=step, name=name,
+        raw = self._get(f, "jobidraw")
+        raw_job = split_job_step(raw)[0] if raw else None
+        extra = {"job_id_raw": raw_job if raw_job and raw_job != job else None,
+                 "submit_line": self._get(f, "submitline") or None,
+                 "work_dir": self._get(f, "workdir") or None,
+                 "std_out": self._get(f, "stdout") or None,
+                 "std_err": self._get(f, "stderr") or None} if step is None else {}
+        self.records.add(job_id=job, step=step, name=name, **extra,
                          run_hint=name if step is None else None, state=state, reason=reason,
                          exit_code=exit_code, signal=signal,
                          submit=self._time(self._get(f, "submit")), start=start, end=end,
@@ -194,7 +212,14 @@ class SacctJsonParser(DocumentParser):
         reason = f"by {kill_user}" if state == "CANCELLED" and kill_user else None
         restarts = noval(job.get("restart_cnt")) if "restart_cnt" in job else None
         steps = job.get("steps") or []
+        raw = noval(job.get("job_id"))
         self.records.add(job_id=job_id, step=None, name=name, run_hint=name, state=state,
+                         job_id_raw=str(raw) if raw is not None and str(raw) != job_id
+                         else None,
+                         submit_line=_opt_str(job.get("submit_line")),
+                         work_dir=_opt_str(job.get("working_directory")),
+                         std_out=_opt_str(job.get("stdout_expanded") or job.get("stdout")),
+                         std_err=_opt_str(job.get("stderr_expanded") or job.get("stderr")),
                          reason=reason, exit_code=exit_code, signal=signal,
                          submit=epoch_us(t.get("submission")), start=start, end=end,
                          nodes=hostlist.expand(nodes_expr),
@@ -227,6 +252,10 @@ class SacctJsonParser(DocumentParser):
                          nodes=[str(n) for n in node_list], node_count=noval(nodes.get("count")),
                          gpus=tres_list_gpus((s.get("tres") or {}).get("allocated")),
                          line_no=rec)
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
 
 
 def _json_job_id(job: dict[str, Any]) -> str:

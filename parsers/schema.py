@@ -77,6 +77,15 @@ ATTEMPTS = pa.schema(
         _f("node_count", pa.int32(), "number of nodes"),
         _f("gpus", pa.int32(), "GPUs allocated in total"),
         _f("restart_count", pa.int32(), "requeue / restart count, if the record carries it"),
+        _f("job_id_raw", pa.string(), "the execution's own numeric id when job_id differs (an "
+           "array task's JobIDRaw, which is its SLURM_JOB_ID and Slurm's %j)"),
+        _f("submit_line", pa.string(), "the submission command (sacct SubmitLine)"),
+        _f("work_dir", pa.string(), "working directory (sacct WorkDir, scontrol WorkDir=)"),
+        _f("std_out", pa.string(), "output path as the scheduler records it (scontrol StdOut=, "
+           "sacct StdOut); Slurm's % patterns may be left unexpanded"),
+        _f("std_err", pa.string(), "error path as the scheduler records it (StdErr)"),
+        _f("dependency", pa.string(), "dependency expression (scontrol Dependency=, e.g. "
+           "afterany:123(unfulfilled))"),
         _f("file", pa.string(), "file the record was read from", False),
         _f("line_no", pa.int64(), "line (text) or record number (JSON) in that file", False),
     ]

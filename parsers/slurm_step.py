@@ -25,6 +25,10 @@ Formats (SchedMD/slurm; ``error()`` prefixes ``srun: error: `` / ``slurmstepd: e
 * slurmstepd cgroup: ``Detected 1 oom-kill event(s) in StepId=1234.0[ cgroup]. Some of your
   processes may have been killed by the cgroup out-of-memory handler.`` (older: ``in step
   1234.0 cgroup``) -> ``oom_event`` (code ``cgroup``, value = the count, job_id).
+* The job's own id printed by its script (``echo SLURM_JOB_ID=$SLURM_JOB_ID``, or an ``env``
+  dump: ``SLURM_JOB_ID=1234`` / ``SLURM_JOBID=1234``; Slurm sets both, sbatch(1) "OUTPUT
+  ENVIRONMENT VARIABLES") -> ``job_id_banner`` (job_id = the id; for an array task that is
+  its own raw id): lets the analysis link an output file whose name carries no job id.
 * ``srun: Job step aborted: Waiting up to 32 seconds for job step to finish.``, ``srun:
   forcing job termination``, ``Timed out waiting for job step to complete`` -> NOISE
   (consequences of the failure already reported).
@@ -70,6 +74,7 @@ _REJECTED = re.compile(r"^(?:Unable to allocate resources|Batch job submission f
 _OOM = re.compile(r"^Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )"
                   r"(\d+(?:_\d+)?)")
 _NODE_FAIL = re.compile(r"^Node failure on (\S+)$")
+_JOB_ID_VAR = re.compile(r"^SLURM_JOB_?ID=(\d+)\s*$")
 _NOISE: tuple[str, ...] = ()
 
 
@@ -84,7 +89,8 @@ class SlurmStepMatcher:
     """Recognises srun / slurmstepd lines (see module docstring)."""
 
     #: every line it can claim starts with one of these programs (parsers.message)
-    SIGNAL: ClassVar[tuple[str, ...]] = ("srun:", "slurmstepd", "sbatch:", "salloc:")
+    SIGNAL: ClassVar[tuple[str, ...]] = ("srun:", "slurmstepd", "sbatch:", "salloc:",
+                                         "SLURM_JOB")
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     def is_open(self) -> bool:
@@ -97,6 +103,13 @@ class SlurmStepMatcher:
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT/NOISE for an srun/slurmstepd line, None for anything else."""
+        if text.startswith("SLURM_JOB"):
+            mj = _JOB_ID_VAR.match(text)
+            if mj is not None:
+                emit(kind="job_id_banner", job_id=mj.group(1), message=text,
+                     format=self.format)
+                return EVENT
+            return None
         if not (text.startswith("s") and ("srun" in text[:5] or "slurmstepd" in text[:10]
                                            or "sbatch" in text[:7] or "salloc" in text[:7])):
             return None

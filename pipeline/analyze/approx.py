@@ -18,7 +18,7 @@ and are inferred. Each such case gets a reason, per attempt, per interruption an
 * **No progress**: an attempt with no progress line is startup until its root cause's time and
   hang after it, or all startup when no cause has a time; a run with none at all has no t*,
   so T_opt, slow, lost work and saves cannot be measured and TOR is undefined (``tor: null``
-  and ``tor_reason``), never 0.
+  and ``tor_undefined``), never 0.
 * **Node**: named by Slurm's ``*** JOB n ON host ... ***`` banner only (the batch host, not
   necessarily the failed node), by the symptoms only (where the first failing rank ran), or
   the attempt's only node (no evidence names one).

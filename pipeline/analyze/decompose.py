@@ -27,6 +27,10 @@ How each piece is measured (the choices, written down):
   count the overlap once: the earlier attempt is taken to end when the next one starts.
 * An attempt with no progress line is all ``startup`` (if it is not the first attempt, that
   startup is part of the previous interruption's cost) and its ``hang`` is zero.
+* Work no line shows (``unseen.py``): iterations the next attempt loads above an attempt's
+  last line certainly ran (compute, taken from hang or startup); with progress logged every
+  k > 1 iterations, the expected unseen iterations after the last line are lost work taken
+  from hang. Both are *estimates*, kept apart in ``estimated`` (per attempt and per run).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from pipeline.analyze.unseen import charge, log_interval
 
 
 @dataclass
@@ -71,6 +77,9 @@ class AttemptParts:
     last_iteration: int | None = None
     last_progress: float | None = None
     resumed_from: int | None = None
+    estimated_compute: float = 0.0  #: unseen iterations that survived (estimated seconds)
+    estimated_lost: float = 0.0  #: unseen iterations rolled back (estimated, in lost_charged)
+    unseen_iterations: float = 0.0  #: expected unseen iterations rolled back
 
 
 @dataclass
@@ -100,6 +109,8 @@ class Decomposition:
     components: dict[str, float]
     attempts: list[AttemptParts]
     intervals: list[Interval]
+    log_interval: int = 1  #: iterations between progress lines (most common gap)
+    estimated: dict[str, float] = field(default_factory=dict)  #: component -> estimated s
 
     def check(self) -> float:
         """Remainder t_obs - sum(components): zero up to float rounding."""
@@ -159,7 +170,7 @@ def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
 
 
 def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
-              start_iteration: int | None = None) -> Decomposition:
+              start_iteration: int | None = None, unseen: bool = True) -> Decomposition:
     """Split the run's wall time exactly (see module docstring)."""
     if not attempts:
         raise ValueError("a run needs at least one attempt")
@@ -199,6 +210,7 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
             break
         guess = ideal_step(ivs)
     t_star = guess
+    k_log = log_interval(atts)  # type: ignore[arg-type]
     parts = [AttemptParts(a.attempt, a.start, ends[k], resumed_from=resumes[k])
              for k, a in enumerate(atts)]
     # work chunks: [attempt, a, b, seconds, interval index]
@@ -235,13 +247,24 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
         else:
             p.startup = ends[k] - a.start
             rest = 0.0
+        over = 0.0
+        if k + 1 < len(atts) and unseen:
+            last = (mine[-1].b, mine[-1].step_s) if mine else None
+            rest, over = charge(p, last, rest, resumes, chunks, k, t_star, k_log)
         if k + 1 < len(atts):
             p.hang = rest
             p.repair_after = atts[k + 1].start - ends[k]
+            if over > 0:  # proven work no attempt had time for: a missing attempt, in the gap
+                moved = min(over, max(p.repair_after, 0.0))
+                p.repair_after -= moved
+                chunks[-1][3] += moved
+                p.compute += moved
+                p.estimated_compute += moved
         else:
             p.tail = rest
     for c in chunks:
-        ivs[int(c[4])].surviving += c[3]
+        if c[4] >= 0:
+            ivs[int(c[4])].surviving += c[3]
     surviving = sum(c[3] for c in chunks)
     final_iter = max((int(c[2]) for c in chunks), default=resumes[0])
     start_it = resumes[0]
@@ -257,8 +280,10 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
         "repair": sum(p.repair_after for p in parts),
         "tail": sum(p.tail for p in parts),
     }
+    est = {"lost": sum(p.estimated_lost for p in parts),
+           "compute": sum(p.estimated_compute for p in parts)}
     return Decomposition(ends[-1] - atts[0].start, t_opt, t_star, n_net, start_it, final_iter,
-                         comp, parts, ivs)
+                         comp, parts, ivs, k_log, {k: v for k, v in est.items() if v})
 
 
 def _guess_start(a: AttemptInput, first_seen: int) -> int:
@@ -277,7 +302,7 @@ def split_no_progress(d: Decomposition, k: int, fault: float) -> None:
     if p.last_progress is not None or k + 1 >= len(d.attempts):
         return
     fault = min(max(fault, p.start), p.end)
-    moved = p.end - fault
+    moved = min(p.end - fault, max(p.startup, 0.0))
     p.startup -= moved
     p.hang += moved
     d.components["startup"] -= moved

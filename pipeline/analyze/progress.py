@@ -32,8 +32,14 @@ def _epoch(ts: object) -> float:
     return ts.timestamp() if ts is not None else math.nan  # type: ignore[attr-defined]
 
 
+def make_attempt_events(con: duckdb.DuckDBPyConnection) -> None:
+    """Create ``attempt_events`` (sql/attempt_events.sql) from ``attempts_linked`` and
+    ``output_links``."""
+    con.execute("CREATE OR REPLACE TABLE attempt_events AS " + sql("attempt_events"))
+
+
 def collect(con: duckdb.DuckDBPyConnection) -> list[RunInputs]:
-    """One ``RunInputs`` per run, attempts in start order."""
+    """One ``RunInputs`` per run, attempts in start order (``attempt_events`` must exist)."""
     cols = [d[0] for d in con.execute("SELECT * FROM attempts_linked LIMIT 0").description]
     runs: dict[str, RunInputs] = {}
     by_attempt: dict[str, AttemptInput] = {}
@@ -49,7 +55,6 @@ def collect(con: duckdb.DuckDBPyConnection) -> list[RunInputs]:
         by_attempt[a.attempt] = a
     seen: dict[str, set[int]] = {}
     last_save: dict[str, Save] = {}
-    con.execute("CREATE OR REPLACE TABLE attempt_events AS " + sql("attempt_events"))
     cur = con.execute("SELECT attempt, run, ts, kind, iteration, value FROM attempt_events")
     while batch := cur.fetchmany(100_000):
         for attempt, run, ts, kind, iteration, value in batch:

@@ -19,7 +19,10 @@ from pipeline.analyze.sql import sql
 
 DEFAULT_BEFORE_S = 15 * 60.0
 DEFAULT_AFTER_S = 5 * 60.0
-NODE_SKEW_S = 30.0  #: node-level evidence may be stamped this much after the attempt's end
+#: node-level evidence may be stamped this much after the attempt's end (less when
+#: --window-after is shorter; more by the host's measured clock-skew bound and
+#: --skew-tolerance; see skew.py)
+NODE_SKEW_S = 30.0
 TAIL_LINES = 15
 #: Slurm's "*** JOB n ON host CANCELLED ... ***" lines name the batch host
 BANNER_KINDS = ("slurm_job_cancelled", "job_cancelled_msg")
@@ -56,14 +59,16 @@ INTERRUPTIONS_BASE = pa.schema([
 
 
 def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
-                before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S
-                ) -> dict[str, Cause]:
-    """Create tables ``interruptions_base`` and ``evidence``; one Cause per attempt in base."""
+                before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S,
+                skew_tolerance_s: float = 0.0) -> dict[str, Cause]:
+    """Create tables ``interruptions_base`` and ``evidence``; one Cause per attempt in base.
+    Node lines are corrected by ``host_skew`` (skew.py), which must exist."""
     con.register("ib_arrow", pa.Table.from_pylist(base, INTERRUPTIONS_BASE))
     con.execute("CREATE OR REPLACE TABLE interruptions_base AS SELECT * FROM ib_arrow")
     con.unregister("ib_arrow")
     con.execute("CREATE OR REPLACE TABLE evidence AS " + sql("evidence"),
-                {"before_s": before_s, "after_s": after_s, "skew_s": NODE_SKEW_S})
+                {"before_s": before_s, "after_s": after_s, "skew_s": NODE_SKEW_S,
+                 "tol_s": skew_tolerance_s})
     causes = {b["attempt"]: Cause(b["attempt"]) for b in base}
     rows = con.execute(
         "SELECT attempt, category, host, kind, code, message, file, line_no, ts, "
@@ -92,6 +97,10 @@ def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
         causes[attempt].symptoms = int(n)
     nodes = {b["attempt"]: b["nodes"] for b in base}
     for c in causes.values():
+        # a host read from a job output file's path (a directory named like a host) is not
+        # the node at fault unless the attempt ran there
+        if c.node is not None and nodes.get(c.attempt) and c.node not in nodes[c.attempt]:
+            c.node = None
         if c.node is None and nodes.get(c.attempt) and len(nodes[c.attempt]) == 1:
             c.node = nodes[c.attempt][0]
             c.node_from = "allocation"

@@ -17,6 +17,7 @@ and returns the same as a dict in the JSON shape of TOR_MODEL.md section 7
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,15 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.analyze import approx
+from pipeline.analyze.chains import assign_runs
 from pipeline.analyze.decompose import Decomposition, decompose, split_no_progress
-from pipeline.analyze.progress import RunInputs, collect
+from pipeline.analyze.progress import RunInputs, collect, make_attempt_events
+from pipeline.analyze.quality import ORDER
+from pipeline.analyze.quality import check as check_quality
+from pipeline.analyze.quality import fidelity as run_fidelity
 from pipeline.analyze.rootcause import DEFAULT_AFTER_S, DEFAULT_BEFORE_S, Cause, find_causes
 from pipeline.analyze.runs import link_attempts, load_run_map
+from pipeline.analyze.skew import DEFAULT_MAX_SKEW_S, estimate_skew
 from pipeline.analyze.slowdown import Episode, find_episodes, observed_seconds
 
 SCHEMA = "tormortem.analysis/1"
@@ -48,12 +54,16 @@ def iso(t: float | datetime | None) -> str | None:
 
 
 def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | None = None,
-               before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S
+               before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S,
+               job_output: list[str] | None = None, clock_skew: bool = True,
+               max_skew_s: float = DEFAULT_MAX_SKEW_S, skew_tolerance_s: float = 0.0
                ) -> dict[str, Any]:
     con = duckdb.connect(str(db))
     try:
         con.execute("SET TimeZone = 'UTC'")
-        fidelity = link_attempts(con, load_run_map(run_map))
+        fidelity = link_attempts(con, load_run_map(run_map), job_output)
+        make_attempt_events(con)
+        assign_runs(con)
         runs = collect(con)
         if not runs:
             raise AnalysisError(
@@ -78,7 +88,8 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                              "next_start": _dt(d.attempts[k + 1].start),
                              "first_in_run": k == 0,
                              "end_inferred": row.get("fidelity") == "progress"})
-        causes = find_causes(con, base, before_s, after_s)
+        skews = estimate_skew(con, max_skew_s, clock_skew)
+        causes = find_causes(con, base, before_s, after_s, skew_tolerance_s)
         split: set[str] = set()
         for ri in runs:
             d = decs[ri.run]
@@ -87,31 +98,91 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                 if p.last_progress is None and c.ts is not None:
                     split_no_progress(d, k, c.ts.timestamp())
                     split.add(p.attempt)
+        warnings = check_quality(con, runs, decs) + _skew_warnings(skews)
+        links = _links(con)
         for ri in runs:
             d = decs[ri.run]
             eps = find_episodes(d.intervals, d.ideal_step_s)
-            results.append(_mark_approx(_run_json(ri, d, causes, eps, fidelity), ri, d,
-                                        causes, split))
-        _write_tables(con, results, decs, runs)
+            fid = run_fidelity(fidelity, ri.run, ri.rows, warnings)
+            results.append(_mark_approx(_run_json(ri, d, causes, eps, fid, warnings, links),
+                                        ri, d, causes, split))
+        _write_tables(con, results, decs, runs, warnings)
     finally:
         con.close()
-    return {"schema": SCHEMA, "fidelity": fidelity, "runs": results}
+    overall = max([fidelity, *(r["fidelity"] for r in results)], key=ORDER.__getitem__)
+    return {"schema": SCHEMA, "fidelity": overall, "runs": results, "warnings": warnings,
+            "clock_skew": skews}
+
+
+def _skew_warnings(skews: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for s in skews:
+        fixed = "not corrected" not in s["method"]
+        out.append({"code": "clock_skew", "run": None, "attempt": None, "files": [],
+                    "fidelity": "scheduler",
+                    "message": f"{s['host']}'s {s['source']} clock runs {s['offset_s']:+,.0f} s "
+                               f"(within {s['bound_s']:,.0f} s) against the scheduler's, from "
+                               f"{s['samples']} {s['method']}"
+                               + ("; its lines were corrected" if fixed else "")})
+    return out
 
 
 def _dt(t: float | None) -> datetime | None:
     return None if t is None else datetime.fromtimestamp(t, UTC)
 
 
+def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
+         ) -> tuple[float | None, str | None]:
+    """TOR, or None with the reason it is undefined (never a silent 0)."""
+    if d.t_obs <= 0:
+        return None, "T_obs is 0"
+    if not any(a.progress for a in ri.attempts):
+        return None, "no progress lines linked to its attempts"
+    if math.isnan(d.ideal_step_s):
+        return None, "no step time could be measured"
+    return d.t_opt / d.t_obs, None
+
+
+def _links(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, Any]]:
+    """Per attempt: the output files its lines came from, with how each was linked to its
+    job (links.py), and how the attempt was linked into its run (chains.py)."""
+    out: dict[str, dict[str, Any]] = {}
+    for attempt, method, detail in con.execute(
+            "SELECT attempt, method, detail FROM run_links").fetchall():
+        out[attempt] = {"run_link": {"method": method, "detail": detail}, "outputs": []}
+    # files linked to the attempt's job (all of them when the job ran once; else those whose
+    # lines fell in this execution), and files whose job id the lines carry
+    for attempt, file, method in con.execute("""
+            WITH n AS (SELECT job_id, count(*) AS k FROM attempts_linked GROUP BY job_id),
+            mine AS (SELECT DISTINCT attempt, file FROM attempt_events)
+            SELECT a.attempt, l.file, l.method FROM attempts_linked a
+            JOIN n USING (job_id) JOIN output_links l ON l.job_id = a.job_id
+            WHERE n.k = 1 OR (a.attempt, l.file) IN (SELECT (attempt, file) FROM mine)
+            UNION
+            SELECT m.attempt, m.file, CASE WHEN a.source = 'inferred' THEN 'inferred'
+                                           ELSE 'job id in the lines' END
+            FROM mine m JOIN attempts_linked a USING (attempt)
+            WHERE m.file NOT IN (SELECT file FROM output_links)
+            ORDER BY 1, 2""").fetchall():
+        out.setdefault(attempt, {"outputs": []})["outputs"].append(
+            {"file": file, "method": method})
+    return out
+
+
 def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
-              eps: list[Episode], fidelity: str) -> dict[str, Any]:
+              eps: list[Episode], fidelity: str, warnings: list[dict[str, Any]],
+              links: dict[str, dict[str, Any]]) -> dict[str, Any]:
     atts = []
     for p, row in zip(d.attempts, ri.rows, strict=True):
+        lk = links.get(p.attempt, {})
         atts.append({"attempt": p.attempt, "job_id": row["job_id"], "start": iso(p.start),
                      "end": iso(p.end), "state": row["state"], "exit_code": row["exit_code"],
                      "nodes": list(row["nodes"] or []), "gpus": row["gpus"],
                      "resumed_from": p.resumed_from, "last_iteration": p.last_iteration,
                      "startup_s": p.startup, "ckpt_save_s": p.ckpt_save, "hang_s": p.hang,
-                     "tail_s": p.tail, "repair_after_s": p.repair_after})
+                     "tail_s": p.tail, "repair_after_s": p.repair_after,
+                     "source": row.get("source"), "estimated_compute_s": p.estimated_compute,
+                     "run_link": lk.get("run_link"), "outputs": lk.get("outputs", [])})
     ints = []
     by_cat: dict[str, dict[str, float]] = {}
     for k, p in enumerate(d.attempts[:-1]):
@@ -121,6 +192,7 @@ def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
         ints.append({"attempt": p.attempt, "end": iso(p.end), "category": c.category,
                      "node": c.node, "cost_s": cost, "lost_s": p.lost_charged,
                      "hang_s": p.hang, "repair_s": p.repair_after, "startup_s": nxt.startup,
+                     "lost_estimated_s": p.estimated_lost,
                      "state": ri.rows[k]["state"], "last_progress": iso(p.last_progress),
                      "cause": {"kind": c.kind, "code": c.code, "message": c.message,
                                "where": c.where, "ts": iso(c.ts)},
@@ -133,15 +205,19 @@ def _run_json(ri: RunInputs, d: Decomposition, causes: dict[str, Cause],
         raise RuntimeError(f"internal error: run {ri.run}: the components sum to "
                            f"{sum(comps.values())} s, not T_obs = {d.t_obs} s")
     eps_cost = sum(e.cost for e in eps)
+    tor, why = _tor(ri, d, warnings)
+    extra = {"tor_undefined": why} if why else {}
     return {
         "run": ri.run, "start": iso(d.attempts[0].start), "end": iso(d.attempts[-1].end),
         "t_obs_s": d.t_obs, "t_opt_s": d.t_opt,
-        "tor": d.t_opt / d.t_obs if d.t_obs > 0 else None,
+        "tor": tor, **extra,
         "ideal_step_s": d.ideal_step_s, "iterations_net": d.iterations_net,
         "start_iteration": d.start_iteration, "final_iteration": d.final_iteration,
         "components": comps,
         "slow_split": {"fail_slow_episodes": eps_cost, "jitter": comps["slow"] - eps_cost},
         "remainder_s": d.check(), "fidelity": fidelity,
+        "log_interval_iterations": d.log_interval,
+        "estimated": {f"{k}_s": v for k, v in d.estimated.items()},
         "dropped_progress_lines": ri.dropped_lines,
         "attempts": atts, "interruptions": ints,
         "by_category": dict(sorted(by_cat.items(), key=lambda kv: -kv[1]["cost_s"])),
@@ -166,9 +242,10 @@ def _mark_approx(r: dict[str, Any], ri: RunInputs, d: Decomposition, causes: dic
     has_progress = any(a.progress for a in ri.attempts)
     r["approx"] = approx.run_approx(per_attempt, has_progress)
     why = approx.tor_reason(d)
-    if why is not None:
-        r["tor"], r["tor_reason"] = None, why
-        r["ideal_step_s"] = None if r["ideal_step_s"] != r["ideal_step_s"] else r["ideal_step_s"]
+    if why is not None and r.get("tor_undefined") is None:
+        r["tor"], r["tor_undefined"] = None, why
+    if r["tor"] is None and r["ideal_step_s"] != r["ideal_step_s"]:  # NaN: no step time
+        r["ideal_step_s"] = None
     return r
 
 
@@ -190,7 +267,8 @@ def _fail_slow_exposure(d: Decomposition, eps: list[Episode]) -> dict[str, Any]:
 
 
 def _write_tables(con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
-                  decs: dict[str, Decomposition], runs: list[RunInputs]) -> None:
+                  decs: dict[str, Decomposition], runs: list[RunInputs],
+                  warnings: list[dict[str, Any]]) -> None:
     def put(name: str, rows: list[dict[str, Any]], schema: pa.Schema) -> None:
         con.register("tmp_arrow", pa.Table.from_pylist(rows, schema))
         con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM tmp_arrow")
@@ -232,6 +310,10 @@ def _write_tables(con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
                    ("state", s), ("symptoms", pa.int64()), ("node_from", s), ("end", s),
                    ("cause_kind", s),
                    ("cause_code", s), ("cause_message", s), ("cause_where", s)]))
+    put("data_warnings", [{k: w[k] for k in ("code", "run", "attempt", "message", "fidelity")}
+                          | {"files": w["files"]} for w in warnings],
+        pa.schema([("code", s), ("run", s), ("attempt", s), ("message", s), ("fidelity", s),
+                   ("files", pa.list_(s))]))
     put("slow_episodes", [{"run": run, **e} for run, r in
                           ((r["run"], r) for r in results) for e in r["slow_episodes"]],
         pa.schema([("run", s), ("attempt", s), ("start", s), ("end", s),

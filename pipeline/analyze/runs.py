@@ -1,8 +1,10 @@
-"""Attempts and runs: scheduler records -> ``attempts_linked`` (one row per execution, with
-its run), or, when the logs hold no scheduler records, attempts inferred from progress.
+"""Attempts: scheduler records -> ``attempts_linked`` (one row per execution), or, when the
+logs hold no scheduler records, attempts inferred from progress; plus attempts inferred for
+job output that no scheduler record accounts for.
 
-A run is the training campaign: by default all attempts with the same run hint (PyTorchJob
-name) or job name; ``run_map`` (a CSV ``job_id,run``) overrides that per job id.
+Which run each attempt belongs to is decided afterwards (``chains.py``); the SQL's first
+guess is the explicit mapping (``run_map``, a CSV ``job_id,run``), else the run hint
+(PyTorchJob name), else the job name.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from pipeline.analyze.links import link_outputs
+from pipeline.analyze.orphans import infer_orphans
+from pipeline.analyze.silent import add_silent
 from pipeline.analyze.sql import sql
 from pipeline.ingest.ruletable import RulesError
 
@@ -39,14 +44,25 @@ def load_run_map(path: Path | None) -> pa.Table:
     return pa.Table.from_pylist(rows, pa.schema([("job_id", pa.string()), ("run", pa.string())]))
 
 
-def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table) -> str:
-    """Create ``attempts_linked`` in ``con``; returns the fidelity: ``scheduler`` when the
-    attempts come from Slurm records, ``progress`` when inferred from training logs (no
-    scheduler records, or only Kubernetes pod/PyTorchJob status, which keeps too little
-    history to rebuild every restart)."""
+def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
+                  job_output: list[str] | None = None) -> str:
+    """Create ``attempts_linked``, ``output_links`` and ``output_unlinked`` in ``con``;
+    returns the fidelity: ``scheduler`` when the attempts come from Slurm records,
+    ``progress`` when inferred from training logs (no scheduler records, or only Kubernetes
+    pod/PyTorchJob status, which keeps too little history to rebuild every restart).
+
+    With scheduler records, output files no record accounts for (a job the records miss: sacct
+    cut short, a record removed) but that hold progress become attempts inferred from that
+    progress (source ``inferred``, fidelity ``progress``): what the records miss is used, and
+    ``quality.py`` says so."""
     con.register("run_map_arrow", run_map)
     con.execute("CREATE OR REPLACE TABLE run_map AS SELECT * FROM run_map_arrow")
     con.unregister("run_map_arrow")
+    # only jobs no sacct record covers count as attempts from a scontrol snapshot (it shows
+    # the current execution alone; see parsers/scontrol.py)
+    con.execute("CREATE OR REPLACE TEMP VIEW attempts_scheduled AS SELECT * FROM attempts a "
+                "WHERE source <> 'scontrol' OR NOT EXISTS (SELECT 1 FROM attempts s WHERE "
+                "s.job_id = a.job_id AND s.source IN ('sacct', 'sacct_json'))")
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + sql("attempts_linked"))
     row = con.execute("SELECT count(*), count(*) FILTER (source IN ('k8s_pod', 'pytorchjob'))"
                       " FROM attempts_linked").fetchall()[0]
@@ -54,6 +70,13 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table) -> str:
     # PyTorchJob: with nothing else, the training output tells the attempts more completely
     if row[0] > 0 and row[1] < row[0]:
         con.execute("ALTER TABLE attempts_linked ADD COLUMN fidelity VARCHAR DEFAULT 'scheduler'")
+        link_outputs(con, job_output)
+        infer_orphans(con)
         return "scheduler"
+    link_outputs(con, [])
+    con.execute("CREATE OR REPLACE TABLE inference_files AS SELECT DISTINCT file FROM events "
+                "WHERE source = 'joblog'")
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + sql("attempts_inferred"))
+    con.execute("DELETE FROM output_links")
+    add_silent(con)  # Kubernetes: container incarnations that printed nothing
     return "progress"

@@ -29,6 +29,21 @@ from pipeline.units import parse_duration
               help="Evidence window before an interrupted attempt's last progress.")
 @click.option("--window-after", default="5m", show_default=True, metavar="DURATION",
               help="Evidence window after an interrupted attempt's end.")
+@click.option("--job-output", "job_output", multiple=True, metavar="PATTERN",
+              help="How job output files are named, in Slurm's pattern language (%x name, %j "
+                   "job id, %A/%a array job/task, %N host, %u user), e.g. 'logs/%x-%j.out'; "
+                   "overrides the evidence-based linking. May be repeated.")
+@click.option("--clock-skew", type=click.Choice(["auto", "off"]), default="auto",
+              show_default=True,
+              help="Measure each host's clock offset against the scheduler's and correct "
+                   "node evidence by it (off: take node stamps as they are).")
+@click.option("--max-skew", default="10m", show_default=True, metavar="DURATION",
+              help="Largest clock offset the measurement will believe and correct.")
+@click.option("--skew-tolerance", default="0s", show_default=True, metavar="DURATION",
+              help="Extra allowance on node-evidence windows for clock skew beyond what is "
+                   "measured (the 30 s allowance after an attempt's end grows by it).")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 1 when the analysis has data-quality warnings.")
 @click.option("--report", "with_report", is_flag=True,
               help="Also write report.html and report.pdf into --out (see `tormortem report`).")
 @source_opt
@@ -38,7 +53,9 @@ from pipeline.units import parse_duration
 @output.verbosity_options
 def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Path | None,
                 ideal_step_time: str | None, window_before: str, window_after: str,
-                with_report: bool, source: str | None, tz: tzinfo, year: int | None,
+                clock_skew: str, max_skew: str, skew_tolerance: str,
+                job_output: tuple[str, ...], strict: bool, with_report: bool,
+                source: str | None, tz: tzinfo, year: int | None,
                 rules_files: tuple[Path, ...]) -> None:
     """Realized TOR: ingest the logs, then split each run's wall time exactly.
 
@@ -57,8 +74,11 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
     ideal = parse_duration(ideal_step_time) if ideal_step_time else None
     before, after = parse_duration(window_before), parse_duration(window_after)
     files = inputs(paths)
+    link = {"job_output": list(job_output), "clock_skew": clock_skew == "auto",
+            "max_skew_s": parse_duration(max_skew),
+            "skew_tolerance_s": parse_duration(skew_tolerance)}
     result, _models, rates_docs = _run(files, out, run_map, ideal, before, after, source, tz,
-                                      year, rules_files)
+                                      year, rules_files, link)
     written = _report(out, result, rates_docs) if with_report else []
     if fmt == "json":
         click.echo(output.dumps(result))
@@ -80,12 +100,17 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
                       f"tormortem plan --rates {out} answers what-ifs)")
     for path in written:
         output.status(f"Report: {path}")
+    n_warn = len(result.get("warnings") or [])
+    if strict and n_warn:
+        raise click.ClickException(
+            f"--strict: {n_warn} data-quality warning(s) (fidelity {result['fidelity']}); "
+            f"they are in warnings[] of {out / 'analysis.json'}")
 
 
 def _run(files: list[Any], out: Path, run_map: Path | None, ideal: float | None,
          before: float, after: float, source: str | None, tz: tzinfo, year: int | None,
-         rules_files: tuple[Path, ...]) -> tuple[dict[str, Any], list[dict[str, Any]],
-                                                 list[Path]]:
+         rules_files: tuple[Path, ...], link: dict[str, Any]
+         ) -> tuple[dict[str, Any], list[dict[str, Any]], list[Path]]:
     from pipeline.analyze.run import analyze_db
     from pipeline.cli.progress import ingest_progress
     from pipeline.ingest.run import ingest
@@ -99,7 +124,7 @@ def _run(files: list[Any], out: Path, run_map: Path | None, ideal: float | None,
                progress=advance)
     with output.Phase("analyze", "attempts, runs, decomposition, root causes, fail-slow"):
         result = analyze_db(out / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
-                            before_s=before, after_s=after)
+                            before_s=before, after_s=after, **link)
         (out / "analysis.json").write_text(output.dumps(result) + "\n")
     with output.Phase("fit", "rates, model"):
         rates_docs = write_rates(out, result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from pipeline.report.terminal import table
@@ -22,7 +23,7 @@ def _pct(x: float, total: float) -> str:
 def tor_text(r: dict[str, Any]) -> str:
     """``realized TOR 0.8087``, or why it is undefined (never a made-up 0)."""
     if r.get("tor") is None:
-        why = r.get("tor_reason") or "no progress lines"
+        why = r.get("tor_undefined") or "no progress lines"
         return f"TOR undefined ({why.split(':')[0]})"
     return f"realized TOR {r['tor']:.4f}"
 
@@ -34,7 +35,7 @@ def render_run(r: dict[str, Any], top: int | None = 10) -> str:
     t_star = r.get("ideal_step_s")
     lines = [
         f"Run {r['run']}: {r['start']} -> {r['end']} ({len(r['attempts'])} attempts, "
-        f"{n_int} interruptions; attempts from {r['fidelity']} records)",
+        f"{n_int} interruptions; fidelity: {r['fidelity']})",
         f"  T_obs {human(t_obs)} ({t_obs:,.0f} s)   T_opt "
         f"{_mark(ap, 't_opt')}{human(r['t_opt_s'])}   {tor_text(r)}",
         (f"  ideal step t* {t_star:.3f} s" if t_star is not None and t_star == t_star
@@ -74,6 +75,10 @@ def render_run(r: dict[str, Any], top: int | None = 10) -> str:
         lines += ["", "  Root-cause evidence (most specific line; symptoms are in the "
                       "evidence table):"]
         lines += [f"  {i['attempt']:<8} {_cause(i)}" for i in ints]
+    est = r.get("estimated") or {}
+    if est:
+        lines.append("  estimated (work no progress line shows): " + ", ".join(
+            f"{k.removesuffix('_s')} {human(v)}" for k, v in est.items()))
     if r["dropped_progress_lines"]:
         lines.append(f"  note: {r['dropped_progress_lines']:,} progress lines went backwards "
                      "without a checkpoint load and were ignored")
@@ -143,5 +148,19 @@ def _indent(text: str) -> list[str]:
     return ["  " + line for line in text.splitlines()]
 
 
+def render_warnings(analysis: dict[str, Any]) -> str:
+    """The data-quality warnings (``warnings[]``), one paragraph each."""
+    ws = analysis.get("warnings") or []
+    if not ws:
+        return ""
+    out = [f"Data-quality warnings ({len(ws)}; fidelity: {analysis['fidelity']}):"]
+    for w in ws:
+        out += textwrap.wrap(f"[{w['code']}] {w['message']}", 100, initial_indent="  - ",
+                             subsequent_indent="    ")
+    return "\n".join(out)
+
+
 def render(analysis: dict[str, Any], top: int | None = 10) -> str:
-    return "\n\n".join(render_run(r, top) for r in analysis["runs"])
+    parts = [render_run(r, top) for r in analysis["runs"]]
+    w = render_warnings(analysis)
+    return "\n\n".join([*parts, w] if w else parts)

@@ -183,7 +183,7 @@ def run_context(run: dict[str, Any], db: DbData, model: dict[str, Any] | None) -
     return {
         "name": name, "start": fmt_ts(run["start"]), "end": fmt_ts(run["end"]),
         "t_obs": dur(run["t_obs_s"]), "t_opt": dur(run["t_opt_s"]), "tor": run["tor"],
-        "tor_reason": run.get("tor_reason"), "approx": run.get("approx") or {},
+        "tor_undefined": run.get("tor_undefined"), "approx": run.get("approx") or {},
         "approx_notes": approx_notes(run),
         "predicted": predicted_for(model, name), "gpus": gpus,
         "n_attempts": len(run["attempts"]), "n_interruptions": len(run["interruptions"]),
@@ -202,6 +202,9 @@ def run_context(run: dict[str, Any], db: DbData, model: dict[str, Any] | None) -
 def build(analysis: dict[str, Any], rates: dict[str, Any] | None,
           model: dict[str, Any] | None, db: DbData) -> dict[str, Any]:
     runs = [run_context(r, db, model) for r in analysis["runs"]]
+    for ctx in runs:  # the analysis's data-quality warnings (warnings[]) lead the run's list
+        ctx["warnings"] = [w["message"] for w in analysis.get("warnings") or []
+                           if w.get("run") in (ctx["name"], None)] + ctx["warnings"]
     fig_dec = plots.decomposition(
         [(r["run"], r["components"], r["t_obs_s"]) for r in analysis["runs"]], LABELS)
     realized = {r["run"]: r["tor"] for r in analysis["runs"]}

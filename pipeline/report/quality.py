@@ -22,7 +22,10 @@ def _parse(s: str | None) -> datetime | None:
 
 def run_warnings(run: dict[str, Any], db: DbData) -> list[str]:
     w: list[str] = []
-    if run.get("fidelity") and run["fidelity"] != "scheduler":
+    if run.get("fidelity") == "incomplete":
+        w.append("Fidelity incomplete: something these numbers depend on is missing from the "
+                 "logs (see the warnings above).")
+    elif run.get("fidelity") and run["fidelity"] != "scheduler":
         w.append(f"Attempts come from {run['fidelity']} records, not the scheduler: attempt "
                  "boundaries and repair gaps are estimates.")
     if run.get("dropped_progress_lines"):

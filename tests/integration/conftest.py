@@ -55,10 +55,11 @@ def slurm_cluster() -> Iterator[Cluster]:
         if keep:
             dest = Path(keep)
             dest.mkdir(parents=True, exist_ok=True)
-            for sub in ("campaign", "analysis", "log", "jobs", "truth"):
+            for sub in ("campaign", "analysis", "log", "jobs", "truth", "campaign2",
+                        "analysis2"):
                 if (cluster.base / sub).exists():
                     shutil.copytree(cluster.base / sub, dest / sub, dirs_exist_ok=True)
-            for f in ("timeline.json", "analysis.txt"):
+            for f in ("timeline.json", "analysis.txt", "analysis2.txt"):
                 if (cluster.base / f).exists():
                     shutil.copy(cluster.base / f, dest / f)
         shutil.rmtree(cluster.base, ignore_errors=True)

@@ -277,10 +277,17 @@ class Cluster:
         self.timeline.append(inj)
         return inj
 
-    def sbatch(self, script: Path, name: str, *args: str, **exports: str | int) -> str:
+    def sbatch(self, script: Path, name: str, *args: str, output: str | None = None,
+               error: str | None = None, open_mode: str = "append",
+               **exports: str | int) -> str:
+        """Submit; output and error default to ``<jobdir>/slurm-%j.out/.err`` (Slurm's
+        own default name), appended across requeues."""
         exp = ",".join(["ALL", *(f"{k}={v}" for k, v in exports.items())])
-        jid = self.out("sbatch", "--parsable", "-J", name, "--open-mode=append",
-                       "-o", f"{self.jobdir}/slurm-%j.out", "-e", f"{self.jobdir}/slurm-%j.err",
+        out = output if output is not None else f"{self.jobdir}/slurm-%j.out"
+        err = error if error is not None else (
+            f"{self.jobdir}/slurm-%j.err" if output is None else None)
+        io = ["-o", out] + (["-e", err] if err else [])
+        jid = self.out("sbatch", "--parsable", "-J", name, f"--open-mode={open_mode}", *io,
                        f"--export={exp}", *args, str(script)).strip().split(";")[0]
         self.record("sbatch", jid, name=name, args=list(args), exports=dict(exports))
         return jid
@@ -310,11 +317,16 @@ class Cluster:
                     restarts=j.get("Restarts"), end=j.get("EndTime"))
         return j
 
+    def raw_id(self, jid: str) -> str:
+        """The job's own id (an array task ``5_1`` runs as its own job id, its
+        SLURM_JOB_ID, which names the trainer's truth and injection files)."""
+        return self.job(jid).get("JobId", jid) if "_" in jid else jid
+
     def progress(self, jid: str) -> tuple[int, int]:
         """(last iteration, last saved checkpoint) of the job's current run, from the trainer's
         ground-truth file (not from the logs under test)."""
         it = ck = 0
-        path = self.base / "truth" / f"{jid}.jsonl"
+        path = self.base / "truth" / f"{self.raw_id(jid)}.jsonl"
         if not path.exists():
             return 0, 0
         for line in path.read_text().splitlines():
@@ -339,7 +351,7 @@ class Cluster:
         """Ask the trainer (rank 0) to fail: exit | segv | oom."""
         it, ck = self.progress(jid)
         t0 = time.time()
-        (self.base / "inject" / f"{jid}.{mode}").touch()
+        (self.base / "inject" / f"{self.raw_id(jid)}.{mode}").touch()
         return self.record(f"trainer_{mode}", jid, t0, iteration=it, checkpoint=ck)
 
     def node_down(self, node: str, jid: str, reason: str) -> Injection:
@@ -411,9 +423,22 @@ fi
         return script
 
     # -- collection -------------------------------------------------------------------------
+    def accounted(self, start: str, jobs: str | None = None, timeout: float = 30) -> None:
+        """Wait until slurmdbd has every job's end: the controller reports a job COMPLETED
+        a moment before the accounting record says so (sacct would still print RUNNING)."""
+        sel = ["-j", jobs] if jobs else []
+
+        def done() -> bool:
+            out = self.out("sacct", "-a", "-X", "-n", "-P", "-S", start, "-E", "now", *sel,
+                           "--format=State", check=False)
+            return all(st.split()[0] not in ("RUNNING", "PENDING", "COMPLETING")
+                       for st in out.split("\n") if st.strip())
+        wait_for(done, "slurmdbd to record every job's end", timeout, poll=0.5)
+
     def collect(self, dest: Path, since: float) -> Path:
         """What a user would have: daemon logs, job output, sacct text and JSON."""
         start = datetime.fromtimestamp(since - 120, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        self.accounted(start)
         (dest / "slurm").mkdir(parents=True, exist_ok=True)
         (dest / "jobs").mkdir(exist_ok=True)
         shutil.copy(self.logdir / "slurmctld.log", dest / "slurm" / "slurmctld.log")

@@ -208,9 +208,10 @@ def test_components_sum_to_t_obs(campaign: Campaign, run: str) -> None:
     first, last = campaign.sacct_row(roles[0]), campaign.sacct_row(roles[-1])
     assert r["t_obs_s"] == pytest.approx(epoch(last["End"]) - epoch(first["Start"]), abs=1e-6)
     assert all(v >= -1e-9 for k, v in r["components"].items() if k != "slow"), r["components"]
-    # stamps have 1 s resolution: each attempt's measured compute is off by up to ~1 s, so
-    # `slow` (surviving compute - t_opt) may even come out slightly negative
-    assert abs(r["components"]["slow"]) <= 1.0 * len(roles), r["components"]
+    # stamps have 1 s resolution: each attempt's measured compute is off by up to ~1 s at
+    # either end (its first line's stamp and its last line's), so `slow` (surviving compute -
+    # t_opt) is within 2 s per attempt of its true small value and may even be negative
+    assert abs(r["components"]["slow"]) <= 2.0 * len(roles), r["components"]
 
 
 @pytest.mark.parametrize("run", [MAIN, SIDE])

@@ -9,7 +9,12 @@ blocks, ``print_datetime``), exactly as parsers/megatron.py and the simulator
 resumes from the last one when the job is requeued or resubmitted.
 
 Ground truth for the tests goes to ``--truth DIR/<jobid>.jsonl`` (never into the logs under
-test): start (iteration loaded), every iteration, every completed save, with wall times.
+test): start (iteration loaded), every iteration, every completed save, with wall times
+(with ``--all-ranks`` the other ranks' iterations go to ``<jobid>.rank<N>.jsonl``).
+
+``--all-ranks``: every rank prints (under ``srun --label`` each line then comes once per
+rank, ``0: ...``, ``1: ...``); the rank is ``RANK`` (a torchrun-style launcher) or
+``SLURM_PROCID``.
 
 Failures are injected by the harness dropping ``<inject-dir>/<jobid>.<mode>`` (rank 0 checks
 after every iteration): ``exit`` (RuntimeError: CUDA illegal memory access, exit 1), ``segv``
@@ -39,7 +44,7 @@ def stamp() -> str:
 class Trainer:
     def __init__(self, a: argparse.Namespace) -> None:
         self.a = a
-        self.rank = int(os.environ.get("SLURM_PROCID", "0"))
+        self.rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")))
         self.job = os.environ.get("SLURM_JOB_ID", "0")
         self.restart = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
         self.tracker = os.path.join(a.save, "latest_checkpointed_iteration.txt")
@@ -47,15 +52,16 @@ class Trainer:
         self.hog: list[bytes] = []
 
     def say(self, msg: str, err: bool = False) -> None:
-        if self.rank == 0:
+        if self.rank == 0 or self.a.all_ranks:
             print(msg, file=sys.stderr if err else sys.stdout, flush=True)
 
     def truth(self, event: str, **kw: Any) -> None:
-        if self.rank != 0 or not self.a.truth:
+        if (self.rank != 0 and not self.a.all_ranks) or not self.a.truth:
             return
         rec = {"time": time.time(), "event": event, "job_id": self.job,
                "restart": self.restart, **kw}
-        with open(os.path.join(self.a.truth, f"{self.job}.jsonl"), "a") as fh:
+        name = f"{self.job}.jsonl" if self.rank == 0 else f"{self.job}.rank{self.rank}.jsonl"
+        with open(os.path.join(self.a.truth, name), "a") as fh:
             fh.write(json.dumps(rec) + "\n")
 
     def timer(self, name: str, ms: float) -> None:
@@ -171,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--global-batch-size", type=int, default=512)
     p.add_argument("--inject-dir", default="")
     p.add_argument("--truth", default="")
+    p.add_argument("--all-ranks", action="store_true")
     a = p.parse_args(argv)
     os.makedirs(a.save, exist_ok=True)
     faulthandler.enable()

@@ -46,17 +46,20 @@ def test_core_v1_events() -> None:
            "node/node017"),
         ev("2024-05-14T09:57:40Z", "node017", "k8s_event", UID3, "BackOff", 7.0,
            "pod/llama-pretrain-worker-3"),
+        # the same BackOff event's first occurrence (count 7: firstTimestamp .. lastTimestamp)
+        ev("2024-05-14T09:41:12Z", "node017", "k8s_event_first", UID3, "BackOff", 7.0,
+           "pod/llama-pretrain-worker-3"),
         ev("2024-05-14T09:50:03Z", "node021", "k8s_event", None, "NodeNotReady", 1.0,
            "node/node021"),
         ev("2024-05-14T09:56:11Z", None, "k8s_event", JOBUID, "PyTorchJobRestarting", 1.0,
            "pytorchjob/llama-pretrain"),
     ]
-    assert [e["ts_flag"] for e in events] == ["exact"] * 5
-    assert [e["host_from"] for e in events] == ["record"] * 4 + ["unknown"]
-    assert events[4]["message"] == (
+    assert [e["ts_flag"] for e in events] == ["exact"] * 6
+    assert [e["host_from"] for e in events] == ["record"] * 5 + ["unknown"]
+    assert events[5]["message"] == (
         "PyTorchJob llama-pretrain is restarting because 1 Worker replica(s) failed.")
     assert {e["source"] for e in events} == {"k8s_events_json"}
-    assert [e["line_no"] for e in events] == [1, 2, 3, 4, 5]
+    assert [e["line_no"] for e in events] == [1, 2, 3, 3, 4, 5]
     assert records == []
     assert (acct.read, acct.events, acct.irrelevant, acct.unparsed) == (5, 5, 0, 0)
 

@@ -64,10 +64,10 @@ def test_job_output_alone_marks_boundaries_and_banner_nodes(views: dict[str, Any
 
 def test_no_progress_tor_undefined_never_zero(views: dict[str, Any]) -> None:
     r = views["slurm"]["runs"][0]
-    assert r["tor"] is None and r["tor_reason"].startswith("no progress lines")
+    assert r["tor"] is None and r["tor_undefined"].startswith("no progress lines")
     assert r["ideal_step_s"] is None
     assert {"t_opt", "slow", "lost", "ckpt_save"} <= set(r["approx"])
     json.dumps(views["slurm"], allow_nan=False)  # no NaN anywhere
     text = render(views["slurm"])
-    assert "TOR undefined (no progress lines)" in text
+    assert "TOR undefined (no progress lines linked to its attempts)" in text
     assert "TOR 0" not in text and "nan" not in text

@@ -55,7 +55,7 @@ def test_failure_rolls_back_to_last_checkpoint() -> None:
     a1, _ = _attempt("1", 0.0, 100.0, 0, 37, 10, 2.0, 100, 30.0, 600.0, 0)
     # a1 reaches iteration 370; last save at 300; next attempt loads 300
     a2, _ = _attempt("2", a1.end + 900.0, 200.0, 300, 30, 10, 2.0, 100, 30.0, 5.0, 300)
-    d = decompose([a1, a2])
+    d = decompose([a1, a2], unseen=False)
     c = d.components
     assert d.iterations_net == 600
     assert c["t_opt"] == pytest.approx(1200.0)
@@ -73,7 +73,7 @@ def test_attempt_without_save_loses_everything_and_older_work() -> None:
     a2, _ = _attempt("2", a1.end + 10, 10.0, 200, 5, 10, 1.0, 100, 5.0, 50.0, 200)  # to 250
     # a3 loads 100 (say 200 was corrupt): a1's work 200..250 is also lost, charged to a2
     a3, _ = _attempt("3", a2.end + 10, 10.0, 100, 20, 10, 1.0, 100, 5.0, 1.0, 100)
-    d = decompose([a1, a2, a3])
+    d = decompose([a1, a2, a3], unseen=False)
     assert d.attempts[0].lost_charged == pytest.approx(50.0)
     assert d.attempts[1].lost_charged == pytest.approx(50.0 + 100.0)
     assert d.iterations_net == 300
@@ -102,7 +102,7 @@ def test_no_progress_attempt_is_startup() -> None:
 def test_overlapping_attempts_count_once() -> None:
     a1, _ = _attempt("1", 0.0, 10.0, 0, 10, 10, 1.0, 50, 2.0, 100.0, 0)
     a2, _ = _attempt("2", a1.end - 50.0, 10.0, 100, 10, 10, 1.0, 50, 2.0, 1.0, 100)
-    d = decompose([a1, a2])
+    d = decompose([a1, a2], unseen=False)
     assert d.components["repair"] == 0.0
     assert d.attempts[0].hang == pytest.approx(2.0 + 50.0)  # trailing save + overlap cut
     assert abs(d.check()) < 1e-9 * d.t_obs
@@ -128,3 +128,64 @@ def test_sum_is_exact_on_random_timelines() -> None:
         assert math.isfinite(d.t_obs)
         assert abs(d.check()) <= 1e-9 * max(d.t_obs, 1.0)
         assert all(v >= -1e-9 for k, v in d.components.items() if k != "slow")
+
+
+def test_unseen_iterations_after_the_last_line_are_estimated_lost() -> None:
+    """Lines every 10 iterations: after the last one (370) the attempt ran on for 600 s, past
+    the time line 380 would have been printed, so 0..9 more iterations finished unseen:
+    (10 - 1) / 2 = 4.5 expected, at the last step time, moved from hang to lost."""
+    a1, _ = _attempt("1", 0.0, 100.0, 0, 37, 10, 2.0, 100, 30.0, 600.0, 0)
+    a2, _ = _attempt("2", a1.end + 900.0, 200.0, 300, 30, 10, 2.0, 100, 30.0, 5.0, 300)
+    exact = decompose([a1, a2], unseen=False)
+    d = decompose([a1, a2])
+    assert d.log_interval == 10
+    assert d.attempts[0].estimated_lost == pytest.approx(4.5 * 2.0)
+    assert d.components["lost"] == pytest.approx(exact.components["lost"] + 9.0)
+    assert d.components["hang"] == pytest.approx(exact.components["hang"] - 9.0)
+    assert d.estimated == {"lost": pytest.approx(9.0)}
+    for k in ("t_opt", "slow", "ckpt_save", "startup", "repair", "tail"):
+        assert d.components[k] == pytest.approx(exact.components[k])
+    assert abs(d.check()) < 1e-9 * d.t_obs
+
+
+def test_unseen_estimate_is_bounded_by_the_time_left() -> None:
+    """The attempt ended 5 s (2.5 steps) after its last line: at most that window holds
+    unseen iterations, (2.5 - 1) / 2 = 0.75 expected."""
+    a1, _ = _attempt("1", 0.0, 100.0, 0, 37, 10, 2.0, 100, 0.0, 5.0, 0)
+    a2, _ = _attempt("2", a1.end + 100.0, 50.0, 300, 30, 10, 2.0, 100, 0.0, 5.0, 300)
+    d = decompose([a1, a2])
+    assert d.attempts[0].estimated_lost == pytest.approx(0.75 * 2.0)
+    assert d.attempts[0].hang == pytest.approx(5.0 - 1.5)
+
+
+def test_every_iteration_logged_estimates_nothing() -> None:
+    a1, _ = _attempt("1", 0.0, 100.0, 0, 370, 1, 2.0, 100, 0.0, 600.0, 0)
+    a2, _ = _attempt("2", a1.end + 900.0, 200.0, 300, 300, 1, 2.0, 100, 0.0, 5.0, 300)
+    d = decompose([a1, a2])
+    assert d.log_interval == 1 and d.estimated == {}
+    assert d.components["hang"] == pytest.approx(600.0)
+
+
+def test_a_load_above_the_last_line_is_work_that_survived() -> None:
+    """Saved every 25 iterations, logged every 10: the next attempt loads 375, above the last
+    line (370), so iterations 371..375 ran unseen and survived (not slow < 0)."""
+    a1, _ = _attempt("1", 0.0, 100.0, 0, 37, 10, 2.0, 25, 0.0, 600.0, 0)
+    a2, _ = _attempt("2", a1.end + 900.0, 200.0, 375, 30, 10, 2.0, 25, 0.0, 5.0, 375)
+    d = decompose([a1, a2])
+    assert d.attempts[0].estimated_compute == pytest.approx(5 * 2.0)
+    assert d.iterations_net == 675
+    assert d.components["slow"] == pytest.approx(0.0, abs=1e-6)
+    assert abs(d.check()) < 1e-9 * d.t_obs
+
+
+def test_attempt_without_lines_that_saved_a_checkpoint() -> None:
+    """--open-mode=truncate: a requeue erased attempt 1's output; attempt 2 loads iteration
+    200, which only attempt 1 can have saved. Its 200 steps are estimated compute."""
+    a1 = AttemptInput("1", 0.0, 1000.0, [], [], None)
+    a2, _ = _attempt("2", 1100.0, 50.0, 200, 30, 10, 2.0, 100, 0.0, 5.0, 200)
+    d = decompose([a1, a2])
+    assert d.attempts[0].estimated_compute == pytest.approx(200 * 2.0)
+    assert d.attempts[0].startup == pytest.approx(1000.0 - 400.0)
+    assert d.iterations_net == 500 and d.start_iteration == 0
+    assert d.components["slow"] == pytest.approx(0.0, abs=1e-6)
+    assert d.estimated == {"compute": pytest.approx(400.0)}

@@ -32,7 +32,7 @@ def test_approximate_values_and_undefined_tor_in_the_report(
     run = a["runs"][0]
     run["approx"] = {"repair": "start and end inferred (test)"}
     run["interruptions"][0]["approx"] = {"node": "the batch host (test)"}
-    run["tor"], run["tor_reason"] = None, "no progress lines: add the job output (test)"
+    run["tor"], run["tor_undefined"] = None, "no progress lines: add the job output (test)"
     page = Page(render_html(a, db=demo_dir / "tormortem.duckdb"))
     summary = page.section("summary")
     assert "realized TOR undefined no progress lines: add the job output (test)" in summary

@@ -1,5 +1,7 @@
 -- attempt_events: the progress and checkpoint events of each attempt's own output.
--- An event belongs to the attempt of the same job id whose [start, end] holds its time. Lines
+-- An event belongs to the attempt of its job whose [start, end] holds its time. Its job: the
+-- job id the line itself carries (from its file's name, slurm-1234.out) when the scheduler
+-- records know that job, else the job(s) its file is linked to (output_links, links.py). Lines
 -- with no stamp of their own carry the previous stamp of their file (ts_flag 'inherited'):
 -- that places error and checkpoint-save lines with the attempt before them, which is right,
 -- but a checkpoint *load* printed at the start of a requeued run (same output file, opened in
@@ -16,11 +18,18 @@ WITH ev AS (
     FROM events
     WHERE kind IN ('iteration', 'ckpt_save_start', 'ckpt_save_end', 'ckpt_save_time',
                    'ckpt_load')
+),
+known AS (SELECT DISTINCT job_id FROM attempts_linked),
+evj AS (
+    SELECT ev.*, coalesce(k.job_id, l.job_id) AS link_job
+    FROM ev
+    LEFT JOIN known k ON k.job_id = ev.job_id
+    LEFT JOIN output_links l ON k.job_id IS NULL AND l.file = ev.file
 )
 SELECT a.attempt, a.run, ev.at AS ts, ev.kind, ev.iteration, ev.value, ev.file, ev.line_no
-FROM ev
+FROM evj ev
 JOIN attempts_linked a
-  ON (ev.job_id = a.job_id
+  ON (ev.link_job = a.job_id
       -- output saved per pod (kubectl logs POD > .../POD.log): no job id in the lines, the
       -- pod's name in the file's path
       OR (ev.job_id IS NULL AND a.name IS NOT NULL AND a.source = 'k8s_pod'

@@ -1,5 +1,7 @@
 -- attempts_inferred: attempts reconstructed from training output when the logs hold no usable
--- scheduler records (lower fidelity: an attempt runs from its first to its last stamped line).
+-- scheduler records (lower fidelity: an attempt runs from its first to its last stamped line),
+-- or for output files no scheduler record accounts for. Input: inference_files (the job-output
+-- files to read).
 -- * Each output file (per job id) is cut into incarnations where a start shows: a checkpoint
 --   load (or Megatron's "will not load any checkpoints"), cut at that line; or, with no load
 --   since the last progress line, Megatron's "[before the start of training step]", cut at
@@ -11,7 +13,7 @@
 WITH ev AS (
     SELECT file, line_no, ts, kind, coalesce(job_id, file) AS job_id
     FROM events
-    WHERE source = 'joblog'
+    WHERE source = 'joblog' AND file IN (SELECT file FROM inference_files)
 ),
 marks AS (
     -- every checkpoint load opens a start (each start loads once, also one that dies before

@@ -1,6 +1,7 @@
 -- attempts_linked: one row per attempt (one scheduler execution) with the run it belongs to.
--- Inputs: attempts (job-level scheduler records from any source), run_map (job_id -> run,
--- possibly empty: the user's explicit mapping).
+-- Inputs: attempts_scheduled (job-level scheduler records from any source; a scontrol snapshot
+-- only for jobs sacct does not cover), run_map (job_id -> run, possibly empty: the user's
+-- explicit mapping).
 -- * The same execution reported by several sources (sacct text and sacct --json) is one
 --   attempt; sacct text is preferred for the exit code (Slurm 22.05's JSON reports plain
 --   non-zero exits as 0), the other fields are taken from the first source that has them.
@@ -10,8 +11,8 @@
 WITH ranked AS (
     SELECT *,
            CASE source WHEN 'sacct' THEN 0 WHEN 'sacct_json' THEN 1 ELSE 2 END AS pref
-    FROM attempts
-    WHERE start IS NOT NULL
+    FROM attempts_scheduled
+    WHERE start IS NOT NULL AND step IS NULL
 ),
 merged AS (
     SELECT job_id, start,

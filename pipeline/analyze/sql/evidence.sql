@@ -2,9 +2,14 @@
 -- Inputs: interruptions_base (attempt, run, job_id, executions (how many executions share the
 -- job id), nodes, start, end, last_progress, next_start, first_in_run, end_inferred),
 -- classified_events.
--- Parameters: $before_s, $after_s (the evidence window), $skew_s (clock-skew allowance).
+-- Parameters: $before_s, $after_s (the evidence window), $skew_s (node lines' allowance after
+-- the end), $tol_s (--skew-tolerance: extra allowance on node windows, both ends).
+-- Clock skew (skew.py, table host_skew): a node line's time is corrected by its host's
+-- measured offset (host clock - scheduler clock, per source), and node windows widen by the
+-- offset's bound.
 -- An event is evidence for an attempt when
---   * it is in the attempt's own output or scheduler record (same job id; for Kubernetes pod
+--   * it is in the attempt's own output or scheduler record (same job id -- the line's own when
+--     the records know it, else the job its output file is linked to; for Kubernetes pod
 --     incarnations "<uid>#<n>" the pod uid; for attempts inferred from an output file, that
 --     file), or it carries no job id and happened on one of the attempt's nodes (kernel,
 --     slurmd, node-level scheduler lines), and
@@ -18,7 +23,9 @@
 --       - for node lines: from last progress - before (a node can be broken before the job
 --         fails), but not before the start of an attempt that follows another (what a node
 --         logged before belongs to the previous attempt or the gap: a node set DOWN for the
---         last failure must not be blamed again), to min(end + skew, next start): a fault a
+--         last failure must not be blamed again), nor, for the controller's node lines (DOWN,
+--         not responding), before the start of any attempt (a node set DOWN before the job
+--         was given it had been returned to service), to min(end + skew, next start): a fault a
 --         node logs after the job was gone cannot have ended it;
 --     (without progress, the attempt's start stands for its last progress; an attempt inferred
 --     from its output ended some time after its last line, so node lines count up to the
@@ -28,38 +35,50 @@
 -- the attempt's end when its job id had a single execution, so there is no doubt whose it is.
 -- Ranking: the most specific evidence is the root cause, the earliest among equals (then file
 -- and line for a stable order); the rest are listed as symptoms.
-WITH ev AS (
-    SELECT *
-    FROM classified_events
-    WHERE category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
+WITH known AS (SELECT DISTINCT job_id FROM attempts_linked),
+ev AS (
+    SELECT c.* REPLACE (c.ts - to_microseconds(CAST(round(coalesce(sk.offset_s, 0) * 1e6)
+                                                     AS BIGINT)) AS ts),
+           coalesce(k.job_id, l.job_id) AS link_job,
+           coalesce(sk.bound_s, 0) + $tol_s AS tol_s
+    FROM classified_events c
+    LEFT JOIN known k ON k.job_id = c.job_id
+    LEFT JOIN output_links l ON k.job_id IS NULL AND l.file = c.file
+    LEFT JOIN host_skew sk ON c.job_id IS NULL AND sk.host = c.host AND sk.source = c.source
+    WHERE c.category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
 ),
 scoped AS (
     SELECT i.attempt, i.run, i.start, i."end", i.last_progress, i.next_start, i.first_in_run,
            i.end_inferred,
            e.*,
            coalesce(e.ts, i."end") AS when_ts,
-           CASE WHEN e.job_id IS NOT NULL OR e.file = i.job_id THEN 'job' ELSE 'node' END
-               AS scope
+           CASE WHEN e.job_id IS NOT NULL OR e.link_job IS NOT NULL OR e.file = i.job_id
+                THEN 'job' ELSE 'node' END AS scope
     FROM interruptions_base i
     JOIN ev e
-      ON (e.job_id = i.job_id
+      ON (e.link_job = i.job_id
+          OR e.job_id = i.job_id
           OR e.job_id = split_part(i.job_id, '#', 1)
           OR (e.job_id IS NULL AND e.file = i.job_id)
-          OR (e.job_id IS NULL AND list_contains(i.nodes, e.host)))
-     AND (e.ts IS NOT NULL OR (e.job_id IS NOT NULL AND i.executions = 1))
+          OR (e.job_id IS NULL AND e.link_job IS NULL AND list_contains(i.nodes, e.host)))
+     AND (e.ts IS NOT NULL OR (coalesce(e.link_job, e.job_id) IS NOT NULL
+                               AND i.executions = 1))
 ),
 matched AS (
     SELECT attempt, run, event_id, when_ts AS ts, host, source, kind, code, category, mode,
            specificity, rule_id, message, file, line_no, scope
     FROM scoped
-    WHERE when_ts >= CASE WHEN scope = 'job' OR NOT first_in_run
+    WHERE when_ts >= CASE WHEN scope = 'job'
                      THEN greatest(coalesce(last_progress, start) - to_seconds($before_s),
                                    start)
+                     WHEN NOT first_in_run OR source = 'slurmctld'
+                     THEN greatest(coalesce(last_progress, start) - to_seconds($before_s),
+                                   start - to_seconds(tol_s))
                      ELSE coalesce(last_progress, start) - to_seconds($before_s) END
       AND when_ts <= least(coalesce(next_start, 'infinity'::TIMESTAMPTZ),
                       "end" + to_seconds(CASE WHEN scope = 'job' OR end_inferred
                                               THEN $after_s
-                                              ELSE least($after_s, $skew_s) END))
+                                              ELSE least($after_s, $skew_s) + tol_s END))
 )
 SELECT *,
        row_number() OVER (PARTITION BY attempt

@@ -1,0 +1,205 @@
+"""Completeness checks that change the verdict: never a silent zero, never a silent gap.
+
+Each check cross-checks two sources and, when they disagree, adds a warning (``code``,
+``run``, ``attempt``, ``message``, ``files``) to the analysis's ``warnings[]`` and lowers the
+run's ``fidelity`` to what is really known:
+
+* ``scheduler`` -- every attempt from scheduler records and nothing below found missing;
+* ``progress`` -- some attempts were reconstructed from training output (their start and end
+  are their first and last stamped lines);
+* ``incomplete`` -- something the numbers depend on is missing: read the warnings.
+
+The checks (thresholds written down here):
+
+* ``no_progress``: a run with attempts but no progress line at all has no T_opt: its TOR is
+  undefined (never 0), and the warning names the output files that could be its own;
+* ``attempt_without_output``: an attempt that ran more than ``SILENT_S`` with none of its
+  output linked (no line of its job inside its time), while the run has progress elsewhere:
+  its work is unknown; the warning names the candidate files (unlinked job output whose time
+  overlaps);
+* ``truncated_output``: a requeued job whose output file holds only its later executions
+  (``--open-mode=truncate`` erases the earlier ones): what was lost, and what the checkpoint
+  the next execution loaded still tells (its work up to that iteration is estimated);
+* ``no_record``: job output with progress (or job output at all) that no scheduler record
+  accounts for: its attempts are inferred from its lines;
+* ``records_cut``: a scheduler-record file (sacct text) with lines it could not read at its
+  end -- the file was cut mid-record, and the records after it are missing;
+* ``record_gap``: an attempt resumes from an iteration more than one logging interval above
+  anything earlier attempts showed: an attempt between them is missing (its work is
+  estimated, see unseen.py);
+* ``restarts_unseen``: a pod's ``restartCount`` counts more incarnations since it was
+  scheduled than its log and events show (silent.py);
+* ``negative``: ``slow`` below ``-max(NEG_PER_ATTEMPT_S x attempts, NEG_SHARE x T_obs)``
+  (surviving work took less than T_opt: progress is missing), or attempts from scheduler
+  records that overlap by more than ``OVERLAP_S`` (counted once).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from pipeline.analyze.decompose import Decomposition
+from pipeline.analyze.progress import RunInputs
+from pipeline.analyze.silent import restart_gaps
+
+SILENT_S = 180.0
+NEG_PER_ATTEMPT_S = 2.0
+NEG_SHARE = 5e-4
+OVERLAP_S = 5.0
+ORDER = {"scheduler": 0, "progress": 1, "incomplete": 2}
+
+
+def _w(code: str, message: str, run: str | None = None, attempt: str | None = None,
+       files: list[str] | None = None, fidelity: str = "incomplete") -> dict[str, Any]:
+    return {"code": code, "run": run, "attempt": attempt, "message": message,
+            "files": files or [], "fidelity": fidelity}
+
+
+def _files_list(files: list[str], n: int = 5) -> str:
+    return ", ".join(files[:n]) + (f" and {len(files) - n} more" if len(files) > n else "")
+
+
+def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
+          decs: dict[str, Decomposition]) -> list[dict[str, Any]]:
+    """All warnings (module docstring), in run order, then the campaign-wide ones."""
+    out: list[dict[str, Any]] = []
+    unlinked = con.execute("SELECT file, first_ts, last_ts FROM output_unlinked ORDER BY file"
+                           ).fetchall()
+    lines = {a: int(n) for a, n in con.execute(
+        "SELECT attempt, count(*) FROM attempt_events GROUP BY attempt").fetchall()}
+    files_of: dict[str, list[str]] = {}
+    for a, f in con.execute("SELECT DISTINCT attempt, file FROM attempt_events").fetchall():
+        files_of.setdefault(a, []).append(f)
+    scheduled = _scheduled(con)
+    for ri in runs:
+        inferred = [r["attempt"] for r in ri.rows if r.get("source") == "inferred"]
+        if scheduled and inferred:
+            fs = sorted({f for a in inferred for f in files_of.get(a, [])})
+            out.append(_w("no_record", f"run {ri.run}: {len(inferred)} attempts come from job "
+                          f"output no scheduler record lists ({_files_list(fs)}): they are "
+                          "inferred from its lines (start and end = first and last stamped "
+                          "line, or the controller log's allocation and end lines where it "
+                          "has them)", ri.run, inferred[0], fs, fidelity="progress"))
+        out += _run_checks(con, ri, decs[ri.run], unlinked, lines)
+    silent = [f for f, t0, _ in unlinked if t0 is None]
+    if scheduled and silent:
+        out.append(_w("unlinked_output", f"{len(silent)} job output files could not be "
+                      f"linked to any job ({_files_list(silent)}); if they are a job's output, "
+                      "say how they are named with --job-output PATTERN", files=silent,
+                      fidelity="scheduler"))
+    out += _records_cut(con)
+    for g in restart_gaps(con):
+        out.append(_w("restarts_unseen", f"pod {g['pod']} restarted {g['restarts']} times since "
+                      f"it was scheduled ({g['since']}), but only {g['seen']} of its "
+                      f"{g['restarts'] + 1} incarnations are seen in its log and events "
+                      "(events expire after --event-ttl, an hour by default): the others "
+                      "left no trace, and their time is counted as repair"))
+    return out
+
+
+def _scheduled(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute("SELECT count(*) FROM attempts_linked WHERE source <> 'inferred'"
+                      ).fetchone()
+    return bool(row and row[0])
+
+
+def _run_checks(con: duckdb.DuckDBPyConnection, ri: RunInputs, d: Decomposition,
+                unlinked: list[tuple[str, float | None, float | None]],
+                lines: dict[str, int]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    run = ri.run
+    has_progress = [bool(a.progress) for a in ri.attempts]
+    if not any(has_progress):
+        cands = [f for f, t0, t1 in unlinked if t0 is None or any(
+            t0 <= a.end + 60 and a.start - 60 <= (t1 or t0) for a in ri.attempts)]
+        out.append(_w("no_progress", f"run {run}: no progress line is linked to any of its "
+                      f"{len(ri.attempts)} attempts, so T_opt and TOR are undefined"
+                      + (f"; candidate output files: {_files_list(cands)} (name their "
+                         "pattern with --job-output)" if cands else
+                         "; no job output file was found for it"), run, files=cands))
+        return out
+    by_job: dict[str, list[int]] = {}
+    for k, row in enumerate(ri.rows):
+        by_job.setdefault(row["job_id"], []).append(k)
+    truncated: set[int] = set()
+    for job, ks in by_job.items():
+        seen = [k for k in ks if lines.get(ri.attempts[k].attempt)]
+        if len(ks) > 1 and seen and min(seen) > ks[0]:
+            lost = [ri.attempts[k].attempt for k in ks if k < min(seen)]
+            truncated.update(k for k in ks if k < min(seen))
+            nxt = d.attempts[min(seen)]
+            load = nxt.resumed_from
+            out.append(_w("truncated_output", f"run {run}: job {job}'s output holds only its "
+                          f"execution(s) from {ri.attempts[min(seen)].attempt} on (opened "
+                          f"with --open-mode=truncate, a requeue erases the earlier ones): "
+                          f"the output of {', '.join(lost)} is lost; the checkpoint "
+                          f"{ri.attempts[min(seen)].attempt} loaded (iteration {load}) says "
+                          "they trained at least that far, and that work is estimated "
+                          "(startup, hang and lost work of those attempts are not known)",
+                          run, lost[0]))
+    for k, a in enumerate(ri.attempts):
+        if k in truncated or lines.get(a.attempt) or a.end - a.start <= SILENT_S:
+            continue
+        cands = [f for f, t0, t1 in unlinked
+                 if t0 is None or (t0 <= a.end + 60 and a.start - 60 <= (t1 or t0))]
+        out.append(_w("attempt_without_output", f"run {run}: attempt {a.attempt} ran "
+                      f"{a.end - a.start:,.0f} s but none of its output is linked, so what it "
+                      "did is unknown" + (f"; candidate files: {_files_list(cands)}"
+                                          if cands else "; no candidate output file"),
+                      run, a.attempt, cands))
+    k_log = max(d.log_interval, 1)
+    for k, p in enumerate(d.attempts[:-1]):
+        n = (d.attempts[k + 1].resumed_from or 0) - (p.last_iteration or 0)
+        if p.estimated_compute > 0 and k not in truncated and (
+                p.last_iteration is None or n > k_log):
+            out.append(_w("record_gap", f"run {run}: attempt {d.attempts[k + 1].attempt} "
+                          f"loads iteration {d.attempts[k + 1].resumed_from}, above anything "
+                          f"the attempts before it showed (up to {p.last_iteration or '-'}): "
+                          "an attempt between them is missing from the records and the "
+                          f"output; {p.estimated_compute:,.0f} s of its work are estimated",
+                          run, p.attempt))
+    slow = d.components["slow"]
+    floor = max(NEG_PER_ATTEMPT_S * len(d.attempts), NEG_SHARE * d.t_obs)
+    if slow < -floor:
+        out.append(_w("negative", f"run {run}: slow = {slow:,.0f} s is negative: the surviving "
+                      "work took less than T_opt, so progress or attempts are missing",
+                      run))
+    rows = ri.rows
+    for k in range(len(rows) - 1):
+        a, b = ri.attempts[k], ri.attempts[k + 1]
+        over = a.end - b.start
+        if over > OVERLAP_S and rows[k].get("source") != "inferred" \
+                and rows[k + 1].get("source") != "inferred":
+            out.append(_w("negative", f"run {run}: attempts {a.attempt} and {b.attempt} "
+                          f"overlap by {over:,.0f} s (counted once): two executions of one "
+                          "run cannot both train; check the run linking (--run-map)", run,
+                          a.attempt))
+    return out
+
+
+def _records_cut(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    out = []
+    for file, read, samples in con.execute(
+            "SELECT a.file, a.read, list(u.line_no ORDER BY u.line_no) FROM line_accounting a "
+            "JOIN unparsed_samples u ON u.file = a.file WHERE a.source IN ('sacct', "
+            "'scontrol') GROUP BY a.file, a.read").fetchall():
+        if samples and samples[-1] == read:
+            out.append(_w("records_cut", f"scheduler records {file} end with a line that is "
+                          f"not a whole record (line {read}): the file was cut, and the "
+                          "records after it are missing (attempts after it are inferred from "
+                          "job output where there is some)", files=[file]))
+    return out
+
+
+def fidelity(base: str, run: str, rows: list[dict[str, Any]],
+             warnings: list[dict[str, Any]]) -> str:
+    """The run's fidelity: the lowest of its attempts' sources and its warnings."""
+    f = base
+    if any(r.get("fidelity") == "progress" or r.get("source") == "inferred" for r in rows):
+        f = max(f, "progress", key=ORDER.__getitem__)
+    for w in warnings:
+        if w["run"] in (run, None):
+            f = max(f, w["fidelity"], key=ORDER.__getitem__)
+    return f
