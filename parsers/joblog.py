@@ -27,6 +27,7 @@ part is, UNPARSED if any non-progress-bar part is unrecognised, NOISE otherwise.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, timezone
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
@@ -65,6 +66,17 @@ _MARKERS = (
     ("[default0]:", "[rank0]:", "torch.distributed.elastic", "Traceback (most recent call last)"),
 )
 _OWN = ("exact", "assumed_tz")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What ``JobLogParser.prepare`` computes a chunk ahead: the fast path's iteration rows,
+    the other lines' indices and their prefilter plan (None when the prefilter is off or the
+    fast path found nothing)."""
+
+    fast: FastIterations | None
+    rest: np.ndarray | None = None
+    plan: prefilter.ChunkPlan | None = None
 
 
 class JobLogParser(LineParser):
@@ -231,16 +243,25 @@ class JobLogParser(LineParser):
         return emit
 
     # -- per chunk --------------------------------------------------------------------------
-    def prepare(self, lines: pl.Series) -> FastIterations | None:
-        """The chunk's Megatron iteration lines, read vectorised (on the reader thread)."""
-        return megatron_iterations(lines) if len(lines) > 64 else None
+    def prepare(self, lines: pl.Series) -> Prepared:
+        """On the helper thread (parsers/driver.py), a chunk ahead of ``parse_chunk``: the
+        chunk's Megatron iteration lines, read vectorised, and the prefilter's plan for the
+        other lines (only those: no regex pass over the ~99% the fast path takes)."""
+        fast = megatron_iterations(lines) if len(lines) > 64 else None
+        if fast is None or len(fast.rows) == 0 or not prefilter.enabled():
+            return Prepared(fast)
+        taken = np.zeros(len(lines), bool)
+        taken[fast.rows] = True
+        rest = np.flatnonzero(~taken)
+        return Prepared(fast, rest, self.vector_plan(lines.gather(rest)))
 
     def parse_chunk(self, lines: pl.Series, first_line_no: int,
                     prepared: Any = NOT_PREPARED) -> None:
         """Megatron iteration lines vectorised; of the others, the candidates of the prefilter
         (parsers/prefilter.py) per line, in order, the rest by the vectorised rule."""
         self._own = []
-        fast = self.prepare(lines) if prepared is NOT_PREPARED else prepared
+        prep: Prepared = self.prepare(lines) if prepared is NOT_PREPARED else prepared
+        fast = prep.fast
         if fast is None or len(fast.rows) == 0:
             super().parse_chunk(lines, first_line_no)
             return
@@ -251,27 +272,48 @@ class JobLogParser(LineParser):
         rows = fast.rows[keep]
         fast_ts, fast_flag, fast_rank = fast_ts[keep], fast_flag[keep], fast_rank[keep]
         start_state = (self._last_line, self._last_ts)
-        if prefilter.enabled():
-            self._planned_rest(lines, first_line_no, rows, fast_ts)
+        if prep.plan is not None:
+            self._planned_rest(lines, first_line_no, rows, fast_ts, prep)
         else:
             self._every_rest(lines, first_line_no, rows, fast_ts)
         self._add_fast_frame(fast, keep, rows, fast_ts, fast_flag, fast_rank, first_line_no,
                              start_state)
 
     def _planned_rest(self, lines: pl.Series, first: int, rows: np.ndarray,
-                      fast_ts: np.ndarray) -> None:
+                      fast_ts: np.ndarray, prep: Prepared) -> None:
         """The lines the fast path left, through the prefilter; stamped lines are context,
         and all of them are read when a fast row has no stamp of its own to inherit one."""
         status = np.full(len(lines), -1, np.int8)
         status[rows] = EVENT
-        plan = self.vector_plan(lines)
-        assert plan is not None
+        plan = self._rest_plan(lines, prep, rows, fast_ts)
         self.parse_planned(lines, first, plan, status)
         if (fast_ts == _NO_TS).any() and plan.context is not None:
             rest_ctx = np.flatnonzero(plan.context & (status < 0))
             for i, text in zip(rest_ctx.tolist(), lines.gather(rest_ctx).to_list(),
                                strict=True):
                 self.set_context(text, i + first)
+
+    def _rest_plan(self, lines: pl.Series, prep: Prepared, rows: np.ndarray,
+                   fast_ts: np.ndarray) -> prefilter.ChunkPlan:
+        """The prepared plan of the lines the fast path left, laid out over the whole chunk,
+        plus the plan of fast rows whose prefix the fast path gave back (``keep``). Context:
+        the stamped lines among those, and the fast rows with a stamp of their own (a fast
+        row's stamp is what ``set_context`` would read from it)."""
+        assert prep.plan is not None and prep.rest is not None
+        n = len(lines)
+        cand, noise, ctx = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
+        parts = [(prep.rest, prep.plan)]
+        if prep.fast is not None and rows.size < len(prep.fast.rows):
+            back = np.setdiff1d(prep.fast.rows, rows)
+            sub = self.vector_plan(lines.gather(back))
+            assert sub is not None
+            parts.append((back, sub))
+        for idx, p in parts:
+            cand[idx], noise[idx] = p.candidate, p.noise
+            if p.context is not None:
+                ctx[idx] = p.context
+        ctx[rows[fast_ts != _NO_TS]] = True
+        return prefilter.ChunkPlan(candidate=cand, noise=noise, context=ctx)
 
     def _every_rest(self, lines: pl.Series, first_line_no: int, rows: np.ndarray,
                     fast_ts: np.ndarray) -> None:
