@@ -97,7 +97,7 @@ class MegatronMatcher:
     SIGNAL: ClassVar[tuple[str, ...]] = (
         "iteration", "heckpoint", "datetime", "(min, max)", "max time", "time (ms)",
         "validation loss", "exiting program", "could not find the metadata file",
-        "will not load any checkpoints", "....", "..: ", "...", "found NaN", "found Inf",
+        "will not load any checkpoints", "....", "..: ", "found NaN", "found Inf",
         "Unexpected result", "] (after ", ") memory (MB) | allocated:",
         *(p.strip() for p in _NOISE_PREFIXES))
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (

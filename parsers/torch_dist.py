@@ -102,10 +102,15 @@ class TorchDistMatcher:
         "Timeout at NCCL work", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
         "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress",
         "ncclTimeout")
-    #: c10 / glog prefixed lines it calls noise (keyword "NCCL" without a known error)
+    #: c10 / glog prefixed lines it calls noise: those with the keyword "NCCL" (left out of
+    #: SIGNAL so NCCL's INFO flood stays out of Python) but no known error. Without one of the
+    #: keywords ``_single`` returns None, so a glog line without "NCCL" (kubelet's, say) need
+    #: not be a candidate: its other keywords are in SIGNAL.
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
-        r"\[[FEWIV](?:\d{4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]+:\d+\] ",
-        r"(?:^|[\s:\]])[FEWIV]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
+        r"\[[FEWIV](?:\d{4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]+:\d+\] .*NCCL",
+        r"\[[FEWIV](?:\d{4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]*NCCL[^\]\s]*:\d+\] ",
+        r"(?:^|[\s:\]])[FEWIV]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] .*NCCL",
+        r"(?:^|[\s:\]])[FEWIV]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S*NCCL\S*:\d+\] ")
 
     def __init__(self, ctx: FileContext | None = None) -> None:
         self.tz = ctx.tz if ctx is not None else UTC
