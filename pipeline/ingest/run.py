@@ -20,7 +20,7 @@ when another line of that host carries both wall time and uptime (syslog's
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -32,8 +32,8 @@ import pyarrow.parquet as pq
 from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
+from pipeline.ingest import parallel, parts, unknown
 from pipeline.ingest import ruletable as rules_mod
-from pipeline.ingest import unknown
 from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
@@ -63,8 +63,12 @@ class IngestResult:
 
 def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | None = None,
            source: str | None = None, extra_rules: list[Path] | None = None,
-           progress: ProgressFn | None = None) -> IngestResult:
-    """Parse ``files`` into ``out`` (created; an existing database there is replaced)."""
+           progress: ProgressFn | None = None, jobs: int = 1,
+           scheduler: str | None = None) -> IngestResult:
+    """Parse ``files`` into ``out`` (created; an existing database there is replaced).
+
+    ``jobs`` > 1 parses files in that many processes, ``scheduler`` (``tcp://HOST:PORT``) on
+    a Dask cluster (``parallel.py``); the output is the same as with one (``parts.py``)."""
     rules = rules_mod.load_rules(extra_rules or [])  # fail early on a bad rules file
     rules_mod.activate_text_rules(rules)
     out.mkdir(parents=True, exist_ok=True)
@@ -78,9 +82,8 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
         rec = ParquetSink(out / "attempts.parquet", ATTEMPTS)
         result = IngestResult(out)
         try:
-            for f in files:
-                res = parse_file(f, ev, rec, tz=tz, year=year, source=source,
-                                 on_progress=ev.progress)
+            for f, res in _read_all(files, out, ev, rec, tz=tz, year=year, source=source,
+                                    jobs=jobs, scheduler=scheduler):
                 result.files.append(res)
                 if progress:
                     progress(f, res.nbytes)
@@ -93,6 +96,24 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
     finally:
         con.close()
     return result
+
+
+def _read_all(files: list[InputFile], out: Path, ev: EventSink, rec: ParquetSink, *,
+              tz: tzinfo, year: int | None, source: str | None, jobs: int,
+              scheduler: str | None) -> Iterator[tuple[InputFile, FileResult]]:
+    """Each file's result, in input order: read here, or by workers and replayed here."""
+    if scheduler is None and (jobs <= 1 or len(files) <= 1):
+        for f in files:
+            yield f, parse_file(f, ev, rec, tz=tz, year=year, source=source,
+                                on_progress=ev.progress)
+        return
+    folder = out / "parts"
+    try:
+        for part in parallel.parts_in_order(files, folder, parts.options(tz, year, source),
+                                            jobs=jobs, scheduler=scheduler):
+            yield files[part.index], parts.replay(part, folder, ev, rec, ev.progress)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _write_accounting(result: IngestResult, out: Path) -> None:

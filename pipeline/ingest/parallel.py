@@ -1,0 +1,119 @@
+"""Where the per-file parse runs: local processes (``--jobs N``) or a Dask cluster
+(``--scheduler tcp://HOST:PORT``); results come back in the order of the inputs.
+
+Files are handed out largest first (the longest task starts first, so the cores finish
+together), and their parts are replayed in input order as soon as each next one is done
+(``parts.replay``). Local workers are *spawned*, not forked: the client already runs the
+writer thread, DuckDB and polars' thread pool, none of which survive a fork.
+
+A worker that dies (killed, out of memory) or a task that raises ends the ingest with one line
+naming the file and what to do; nothing half-replayed is kept (the output folder is only
+committed when everything is in).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from parsers.reader import InputFile
+from pipeline.ingest.parts import Options, PartResult, read_part
+
+
+class ParallelError(RuntimeError):
+    """A worker could not read a file (the message names it and says what to do)."""
+
+
+def default_jobs() -> int:
+    """The cores this process may use (``sched_getaffinity``: a Slurm allocation's, not the
+    node's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _size(f: InputFile) -> int:
+    try:
+        return f.path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _order(files: list[InputFile]) -> list[int]:
+    return sorted(range(len(files)), key=lambda i: (-_size(files[i]), i))
+
+
+def parts_in_order(files: list[InputFile], parts: Path, opts: Options, *, jobs: int,
+                   scheduler: str | None = None) -> Iterator[PartResult]:
+    """Each file parsed by a worker into ``parts``; the results in input order."""
+    if scheduler is not None:
+        yield from _dask(files, parts, opts, scheduler)
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures: dict[int, Future[PartResult]] = {}
+        try:
+            for i in _order(files):
+                futures[i] = pool.submit(read_part, i, files[i], parts, opts)
+            for i in range(len(files)):
+                yield _result(futures.pop(i), files[i])
+        finally:
+            for fut in futures.values():
+                fut.cancel()
+
+
+def _result(fut: Any, f: InputFile) -> PartResult:
+    try:
+        res: PartResult = fut.result()
+    except BrokenProcessPool:
+        raise ParallelError(
+            f"a worker process died while reading {f.display} (killed, or out of memory?); "
+            "rerun with fewer --jobs, or --jobs 1") from None
+    except (MemoryError, OSError) as e:
+        raise ParallelError(f"{f.display}: {type(e).__name__}: {e}") from None
+    return res
+
+
+def _dask(files: list[InputFile], parts: Path, opts: Options,
+          scheduler: str) -> Iterator[PartResult]:
+    try:
+        import distributed
+    except ImportError:
+        raise ParallelError("--scheduler needs Dask's distributed package: "
+                            "pip install distributed (or install tormortem[dask])") from None
+    try:
+        make: Any = distributed.Client  # untyped library
+        client = make(scheduler, timeout="20s", set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise ParallelError(f"no Dask scheduler at {scheduler}: {e}; start one with "
+                            "`dask scheduler` or check the address") from None
+    with client:
+        futures = {i: client.submit(read_part, i, files[i], parts.resolve(), opts,
+                                    key=f"tormortem-read-{i}-{os.getpid()}", pure=False,
+                                    priority=-k)
+                   for k, i in enumerate(_order(files))}
+        try:
+            for i in range(len(files)):
+                yield _dask_result(futures.pop(i), files[i])
+        finally:
+            client.cancel(list(futures.values()))
+
+
+def _dask_result(fut: Any, f: InputFile) -> PartResult:
+    try:
+        res: PartResult = fut.result()
+    except (MemoryError, OSError) as e:
+        raise ParallelError(f"{f.display}: {type(e).__name__} on a Dask worker: {e}; the "
+                            "output folder must be on a filesystem every worker sees") from None
+    except Exception as e:
+        if type(e).__name__ in ("KilledWorker", "CancelledError", "FutureCancelledError"):
+            raise ParallelError(f"Dask lost the task reading {f.display} ({type(e).__name__})"
+                                "; check the workers' logs and memory limits") from None
+        raise
+    return res

@@ -1,0 +1,168 @@
+"""One input file parsed apart from the others, into a part folder the client replays in order.
+
+This is what makes ``ingest --jobs N`` and ``--scheduler tcp://...`` give the same output as one
+process reading the files in turn, byte for byte in ``events.parquet``:
+
+* A worker (a local process or a Dask worker) runs ``read_part``: the same ``parse_file`` as
+  the serial path, with sinks that write each batch as it comes to Parquet files in the part
+  folder (``events.parquet``, ``progress.parquet``, ``records.parquet``), one row group per
+  batch, and remember the order the batches came in (``PartResult.seq``) and each progress
+  batch's schema metadata (its constants, ``parsers.progress_batch``).
+* The client (``replay``) reads the parts of file 1, 2, ... in the order of the inputs and
+  hands the same batches, in the same order, with the same boundaries and metadata, to the same
+  sinks the serial path uses. Everything downstream (the Parquet writer's row groups, the
+  DuckDB tables, the cross-file steps: uptime anchoring, accounting, unknown-line mining) is
+  then the serial path's own code on the same input.
+
+The part folders are a partitioned Parquet dataset (``parts/<file index>/``) inside the output
+folder, which must be on a filesystem every worker sees; the client removes each part once it
+has replayed it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from parsers import prefilter
+from parsers.driver import FileResult
+from parsers.reader import InputFile
+from parsers.schema import ATTEMPTS, EVENTS
+
+_KINDS = {"e": ("events.parquet", EVENTS), "r": ("records.parquet", ATTEMPTS)}
+
+
+@dataclass(frozen=True)
+class Options:
+    """What every worker needs to parse like the client would (sent with each task)."""
+
+    tz: tzinfo
+    year: int | None
+    source: str | None
+    #: signatures of ``--rules`` rules of kind text (``ruletable.activate_text_rules``)
+    extra_signatures: tuple[Any, ...] = ()
+    prefilter: bool = True
+
+
+@dataclass
+class PartResult:
+    index: int
+    result: FileResult
+    #: the batches in arrival order: ("e" | "r" | "p", progress metadata as JSON or None)
+    seq: list[tuple[str, str | None]] = field(default_factory=list)
+
+
+class _PartWriter:
+    """The sinks ``parse_file`` writes to, on the worker: one Parquet file per kind."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.seq: list[tuple[str, str | None]] = []
+        self.writers: dict[str, pq.ParquetWriter] = {}
+
+    def _write(self, kind: str, batch: pa.RecordBatch, schema: pa.Schema,
+               name: str) -> None:
+        if batch.num_rows == 0:
+            return
+        w = self.writers.get(kind)
+        if w is None:
+            w = self.writers[kind] = pq.ParquetWriter(self.folder / name, schema,
+                                                      compression="lz4")
+        w.write_table(pa.Table.from_batches([batch.replace_schema_metadata(None)], schema),
+                      row_group_size=max(batch.num_rows, 1))
+        meta = batch.schema.metadata
+        self.seq.append((kind, json.dumps({k.decode(): v.decode() for k, v in meta.items()})
+                         if kind == "p" and meta else None))
+
+    def events(self, batch: pa.RecordBatch) -> None:
+        self._write("e", batch, EVENTS, "events.parquet")
+
+    def records(self, batch: pa.RecordBatch) -> None:
+        self._write("r", batch, ATTEMPTS, "records.parquet")
+
+    def progress(self, batch: pa.RecordBatch) -> None:
+        self._write("p", batch, batch.schema.remove_metadata(), "progress.parquet")
+
+    def close(self) -> None:
+        for w in self.writers.values():
+            w.close()
+
+
+_ACTIVE: dict[str, Any] = {}
+
+
+def _activate(opts: Options) -> None:
+    """Make this process parse as the client does: --rules text signatures, prefilter."""
+    import os
+
+    from parsers import signature_table
+
+    if _ACTIVE.get("sigs") != opts.extra_signatures:
+        signature_table.EXTRA[:] = list(opts.extra_signatures)
+        _ACTIVE["sigs"] = opts.extra_signatures
+    os.environ["TORMORTEM_PREFILTER"] = "1" if opts.prefilter else "0"
+
+
+def read_part(index: int, f: InputFile, parts: Path, opts: Options) -> PartResult:
+    """Worker side: parse ``f`` into ``parts/<index>/``."""
+    from parsers.driver import parse_file
+
+    _activate(opts)
+    folder = parts / f"{index:06d}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    w = _PartWriter(folder)
+    try:
+        res = parse_file(f, w.events, w.records, tz=opts.tz, year=opts.year,
+                         source=opts.source, on_progress=w.progress)
+    finally:
+        w.close()
+    return PartResult(index, res, w.seq)
+
+
+def replay(part: PartResult, parts: Path, on_events: Any, on_records: Any,
+           on_progress: Any) -> FileResult:
+    """Client side: the part's batches to the sinks, in the order the parser made them; the
+    part folder is removed after."""
+    folder = parts / f"{part.index:06d}"
+    files: dict[str, pq.ParquetFile] = {}
+    next_group: dict[str, int] = {}
+    try:
+        for kind, meta in part.seq:
+            pf = files.get(kind)
+            if pf is None:
+                name = "progress.parquet" if kind == "p" else _KINDS[kind][0]
+                pf = files[kind] = pq.ParquetFile(folder / name)
+            g = next_group.get(kind, 0)
+            next_group[kind] = g + 1
+            table = pf.read_row_group(g)
+            batch = table.combine_chunks().to_batches()[0] if table.num_rows else None
+            if batch is None:
+                continue
+            if kind == "e":
+                on_events(batch.cast(EVENTS) if batch.schema != EVENTS else batch)
+            elif kind == "r":
+                on_records(batch.cast(ATTEMPTS) if batch.schema != ATTEMPTS else batch)
+            else:
+                md = {k.encode(): v.encode() for k, v in json.loads(meta).items()} \
+                    if meta else None
+                on_progress(batch.replace_schema_metadata(md))
+    finally:
+        for pf in files.values():
+            pf.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return part.result
+
+
+def options(tz: tzinfo, year: int | None, source: str | None) -> Options:
+    from parsers import signature_table
+
+    return Options(tz, year, source, tuple(signature_table.EXTRA), prefilter.enabled())
