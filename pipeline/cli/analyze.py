@@ -8,9 +8,19 @@ from pathlib import Path
 
 import click
 
-from parsers.timeutil import get_tz
 from pipeline.analyze.run import analyze_db
-from pipeline.cli.options import inputs, rules_opt, source_opt, tz_opt, year_opt
+from pipeline.cli.options import (
+    command_line,
+    gather,
+    input_warnings,
+    manifest_fields,
+    rules_opt,
+    source_opt,
+    tz_of,
+    tz_opt,
+    year_opt,
+)
+from pipeline.ingest.outputs import Writer
 from pipeline.ingest.run import ingest
 from pipeline.model.outputs import attach_models, write_rates
 from pipeline.report import terminal as render
@@ -54,33 +64,49 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
       tormortem analyze logs/ --out /tmp/tm --json > analysis.json
       tormortem analyze sample_logs/demo --out reports/demo --report
     """
-    files = inputs(paths)
+    found = gather(paths)
     ideal = parse_duration(ideal_step_time) if ideal_step_time else None
     before, after = parse_duration(window_before), parse_duration(window_after)
-    with render.progress(files, enabled=not as_json) as advance:
-        ingest(files, out, tz=get_tz(tz), year=year, source=source,
-               extra_rules=list(rules_files), progress=advance)
-    result = analyze_db(out / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
-                        before_s=before, after_s=after)
-    (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
-    rates_docs = write_rates(out, result)
-    models = attach_models(out, result, rates_docs)
-    from pipeline.model.predicted import report_model
-    from pipeline.report.model_text import render_model
+    for line in input_warnings(found):
+        click.echo(line, err=True)
+    with Writer(out, "analyze") as w:
+        stage = w.path  # everything is built here; `out` changes only at the commit
+        with render.progress(found.files, enabled=not as_json) as advance:
+            ingested = ingest(found.files, stage, tz=tz_of(tz), year=year, source=source,
+                              extra_rules=list(rules_files), progress=advance)
+        result = analyze_db(stage / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
+                            before_s=before, after_s=after)
+        (stage / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
+        rates_docs = write_rates(stage, result)
+        models = attach_models(stage, result, rates_docs)
+        from pipeline.model.predicted import report_model
+        from pipeline.report.model_text import render_model
 
-    model = report_model(result)
-    if model is not None:
-        (out / "model.json").write_text(json.dumps(model, indent=2) + "\n")
-    written: list[Path] = []
-    if with_report:
-        from pipeline.report.html import PdfError, write_report
+        model = report_model(result)
+        if model is not None:
+            (stage / "model.json").write_text(json.dumps(model, indent=2) + "\n")
+        written: list[str] = []
+        if with_report:
+            from pipeline.report.html import PdfError, write_report
 
-        rates = json.loads(rates_docs[0].read_text()) if len(rates_docs) == 1 else None
-        try:
-            html, pdf = write_report(out, result, rates, model)
-        except PdfError as e:
-            raise click.ClickException(str(e)) from None
-        written = [p for p in (html, pdf) if p is not None]
+            rates = json.loads(rates_docs[0].read_text()) if len(rates_docs) == 1 else None
+            try:
+                html, pdf = write_report(stage, result, rates, model)
+            except PdfError as e:
+                raise click.ClickException(str(e)) from None
+            written = [p.name for p in (html, pdf) if p is not None]
+        rate_names = [p.name for p in rates_docs]
+        w.commit(**manifest_fields(command_line("analyze", paths, out), found, ingested,
+                                   tz=tz, year=year, source=source,
+                                   rules=[str(r) for r in rules_files],
+                                   run_map=str(run_map) if run_map else None,
+                                   ideal_step_time=ideal_step_time,
+                                   window_before=window_before, window_after=window_after))
+    for d, f in ingested.duplicates:
+        click.echo(f"note: {d} has the same content as {f}; read once", err=True)
+    for q in ingested.quarantined:
+        click.echo(f"warning: {q}: corrupt compressed file, quarantined (see "
+                   "line_accounting.note)", err=True)
 
     if as_json:
         click.echo(json.dumps(result, indent=2))
@@ -88,8 +114,9 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
         click.echo(render_analysis(result))
         for m in models:
             click.echo("\n" + render_model(m))
-        for path in rates_docs:
+        for name in rate_names:
+            path = out / name
             click.echo(f"\nFitted rates: {path} (tormortem fit {out} prints them; "
                        f"tormortem plan --rates {path} answers what-ifs)")
-        for path in written:
-            click.echo(f"Report: {path}")
+        for name in written:
+            click.echo(f"Report: {out / name}")

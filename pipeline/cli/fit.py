@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from pipeline.ingest.outputs import Writer, verify
 from pipeline.model.outputs import write_rates
 
 
@@ -23,14 +24,13 @@ def fit_cmd(directory: Path, as_json: bool) -> None:
     Example:
       tormortem analyze logs/ --out /tmp/tm && tormortem fit /tmp/tm
     """
-    path = directory / "analysis.json"
-    if not path.exists():
-        raise click.ClickException(f"{path} not found; run `tormortem analyze LOGS --out "
-                                   f"{directory}` first")
     from pipeline.report.rates_text import render_rates
 
-    analysis = json.loads(path.read_text())
-    paths = write_rates(directory, analysis)
-    for p in paths:
-        doc = json.loads(p.read_text())
+    with Writer(directory, "analyze", carry=True) as w:  # rates.json is rewritten in place
+        verify(directory, need=["analysis.json", "tormortem.duckdb"], stage="analyze")
+        analysis = json.loads((directory / "analysis.json").read_text())
+        paths = write_rates(directory, analysis, dest=w.path)
+        docs = [(directory / p.name, json.loads(p.read_text())) for p in paths]
+        w.commit()
+    for p, doc in docs:
         click.echo(json.dumps(doc, indent=2) if as_json else render_rates(doc) + f"\n-> {p}")

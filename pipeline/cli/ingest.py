@@ -7,8 +7,18 @@ from pathlib import Path
 
 import click
 
-from parsers.timeutil import get_tz
-from pipeline.cli.options import inputs, rules_opt, source_opt, tz_opt, year_opt
+from pipeline.cli.options import (
+    command_line,
+    gather,
+    input_warnings,
+    manifest_fields,
+    rules_opt,
+    source_opt,
+    tz_of,
+    tz_opt,
+    year_opt,
+)
+from pipeline.ingest.outputs import Writer
 from pipeline.ingest.run import ingest
 from pipeline.report import terminal as render
 
@@ -27,21 +37,31 @@ from pipeline.report import terminal as render
 def ingest_cmd(paths: tuple[str, ...], out: Path, source: str | None, tz: str,
                year: int | None, rules_files: tuple[Path, ...], quiet: bool,
                max_files: int) -> None:
-    """Parse log files, directories (recursive), globs or .gz files into Parquet + DuckDB.
+    """Parse log files, directories (recursive), globs, - (stdin) or compressed files (.gz,
+    .bz2, .xz, .zst) into Parquet + DuckDB.
 
     Every line read is counted as an event, recognised-irrelevant, or unparsed; the table
-    printed at the end shows that these add up, per file and per source.
+    printed at the end shows that these add up, per file and per source. The folder is
+    replaced only when the run succeeds (manifest.json describes it); a second writer of the
+    same folder is refused while one runs.
 
     \b
     Example:
       tormortem ingest /var/log/slurm/ 'nodes/*/kern.log*' jobs/ --out /tmp/tm --tz UTC
     """
-    skipped: list[str] = []
-    files = inputs(paths, skipped)
+    found = gather(paths)
     t0 = time.perf_counter()
-    with render.progress(files, enabled=not quiet) as advance:
-        result = ingest(files, out, tz=get_tz(tz), year=year, source=source,
-                        extra_rules=list(rules_files), progress=advance)
+    with Writer(out, "ingest") as w:
+        with render.progress(found.files, enabled=not quiet) as advance:
+            result = ingest(found.files, w.path, tz=tz_of(tz), year=year, source=source,
+                            extra_rules=list(rules_files), progress=advance)
+        w.commit(**manifest_fields(command_line("ingest", paths, out), found, result, tz=tz,
+                                   year=year, source=source,
+                                   rules=[str(r) for r in rules_files]))
+    result.out = out
+    for line in input_warnings(found):
+        click.echo(line, err=True)
     if not quiet:
         click.echo(render.ingest_report(result, max_files=max_files,
-                                        seconds=time.perf_counter() - t0, skipped=skipped))
+                                        seconds=time.perf_counter() - t0,
+                                        skipped=found.skipped))

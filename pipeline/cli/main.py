@@ -3,12 +3,14 @@
 Each command lives in its own module of this package and is a thin shell over the library:
 it parses its options, calls one library function, and prints. Library errors that carry a
 user-facing message become ``Error: ...`` with exit code 1 in one place (``_Group.invoke``);
-usage errors keep click's exit code 2.
+usage errors keep click's exit code 2. SIGINT and SIGTERM stop a command with exit code 130
+and 143 (128 + the signal), leaving output folders as they were (``_Group.main``).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import click
@@ -23,11 +25,17 @@ from pipeline.cli.explain import explain_cmd
 from pipeline.cli.fit import fit_cmd
 from pipeline.cli.ingest import ingest_cmd
 from pipeline.cli.sources import sources_cmd
+from pipeline.ingest.outputs import (
+    Interrupted,
+    OutputError,
+    install_signal_handlers,
+    restore_signal_handlers,
+)
 from pipeline.ingest.ruletable import RulesError
 from pipeline.units import DurationError
 
 USER_ERRORS = (InputError, TimeError, RulesError, UnknownSourceError, HostlistError,
-               AnalysisError, DurationError)
+               AnalysisError, DurationError, OutputError)
 
 
 #: commands whose modules import scipy or matplotlib: loaded only when used, so that
@@ -88,12 +96,35 @@ class _Group(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's main, with SIGINT/SIGTERM turned into exit codes 130/143 (no traceback,
+        no "Aborted!"): the library's writers leave the previous output in place."""
+        import threading
+
+        old = (install_signal_handlers()
+               if threading.current_thread() is threading.main_thread() else None)
+        try:
+            return super().main(*args, **kwargs)
+        except Interrupted as e:
+            click.echo(f"\ninterrupted ({e}): stopped; output folders are left as they were "
+                       "before this command", err=True)
+            sys.exit(128 + e.signum)
+        finally:
+            if old is not None:
+                restore_signal_handlers(old)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except USER_ERRORS as e:
             raise click.ClickException(str(e)) from None
         except OSError as e:
+            import errno
+
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise click.ClickException(
+                    f"no space left on device{f' writing {e.filename}' if e.filename else ''}"
+                    "; free space or choose another --out") from None
             where = f" {e.filename}" if e.filename else ""
             raise click.ClickException(
                 f"cannot access{where}: {e.strerror or e}; check the path and permissions"

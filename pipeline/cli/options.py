@@ -1,44 +1,126 @@
-"""Options and input handling shared by several commands."""
+"""Options and input handling shared by several commands.
+
+Every option is checked before any work starts; a bad value is a usage error (exit 2) with
+click's one-line ``Error: Invalid value for '--tz': ...``:
+
+* ``--tz``: an IANA zone name, ``UTC``, or an offset within +-14:00 (the widest in use,
+  Pacific/Kiritimati's +14:00; -12:00 is the other end).
+* ``--year``: 1970-2100 (what a log written by a running system can carry; outside it every
+  year-less line would become unparsable, or be given an absurd time).
+* ``--source``: a name from ``tormortem sources``.
+"""
 
 from __future__ import annotations
 
-import sys
+import re
+from datetime import tzinfo
 from pathlib import Path
+from typing import Any
 
 import click
 
-from parsers.reader import InputError, InputFile, expand_inputs
+from parsers.reader import InputError, InputFile, Inputs, find_inputs
+
+YEARS = (1970, 2100)
+
+
+def _check_tz(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", value or "")
+    if m and (int(m.group(3)) >= 60 or int(m.group(2)) * 60 + int(m.group(3)) > 14 * 60):
+        raise click.BadParameter(f"{value!r} is not a UTC offset in use; offsets run from "
+                                 "-12:00 to +14:00 (e.g. +02:00), or give an IANA name such "
+                                 "as Europe/Berlin")
+    from parsers.timeutil import TimeError, get_tz
+
+    try:
+        get_tz(value)
+    except (TimeError, ValueError) as e:
+        raise click.BadParameter(str(e)) from None
+    return value
+
+
+def _check_source(_ctx: click.Context, _param: click.Parameter, value: str | None
+                  ) -> str | None:
+    if value is None:
+        return None
+    from parsers import registry
+
+    try:
+        registry.get(value)
+    except registry.UnknownSourceError as e:
+        raise click.BadParameter(str(e)) from None
+    return value
+
 
 source_opt = click.option(
-    "--source", metavar="NAME", default=None,
+    "--source", metavar="NAME", default=None, callback=_check_source,
     help="Parse every input as this source instead of detecting it per file "
          "(see `tormortem sources`).")
 tz_opt = click.option(
-    "--tz", default="UTC", show_default=True, metavar="ZONE",
+    "--tz", default="UTC", show_default=True, metavar="ZONE", callback=_check_tz,
     help="Zone of timestamps printed without one (Slurm, syslog, dmesg -T): an IANA name "
-         "such as Europe/Berlin, or an offset such as +02:00.")
+         "such as Europe/Berlin, or an offset such as +02:00 (-12:00 to +14:00).")
 year_opt = click.option(
-    "--year", type=int, default=None,
-    help="Year for syslog/journal stamps that have none (default: from each file's mtime).")
+    "--year", type=click.IntRange(*YEARS), default=None,
+    help="Year for syslog/journal stamps that have none (default: from each file's mtime; "
+         f"{YEARS[0]}-{YEARS[1]}).")
 rules_opt = click.option(
     "--rules", "rules_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
     help="Extra rule-table CSV (same columns as pipeline/ingest/rules/*.csv); may be repeated.")
 
 
-def inputs(paths: tuple[str, ...], skipped: list[str] | None = None) -> list[InputFile]:
-    files = expand_inputs(list(paths), skipped)
-    if not files:
+def tz_of(name: str) -> tzinfo:
+    from parsers.timeutil import get_tz
+
+    return get_tz(name)
+
+
+def gather(paths: tuple[str, ...]) -> Inputs:
+    """The inputs named by ``paths`` (``-`` is standard input); none found is an error."""
+    found = find_inputs(list(paths))
+    if not found.files:
         raise InputError("no files found under " + ", ".join(paths)
                          + "; give log files, directories or a quoted glob")
-    return files
+    return found
+
+
+def inputs(paths: tuple[str, ...], skipped: list[str] | None = None) -> list[InputFile]:
+    found = gather(paths)
+    if skipped is not None:
+        skipped.extend(found.skipped)
+    return found.files
 
 
 def stdin_aware(paths: tuple[str, ...]) -> list[InputFile]:
-    if paths == ("-",):
-        import tempfile
-
-        data = sys.stdin.buffer.read()
-        tmp = Path(tempfile.mkdtemp(prefix="tormortem-")) / "stdin"
-        tmp.write_bytes(data)
-        return [InputFile(tmp, "-")]
+    """Kept for callers of the old name: ``-`` is handled by ``gather`` (streamed, no copy)."""
     return inputs(paths)
+
+
+def input_warnings(found: Inputs) -> list[str]:
+    """What the walk could not or would not read, for stderr (never silent)."""
+    out = [f"warning: {p}" for p in found.problems]
+    out += [f"note: {s}" for s in found.special]
+    for d in found.own_outputs:
+        out.append(f"note: {d} holds an earlier tormortem output; its files (manifest.json, "
+                   "analysis.json, ...) are not logs and were not read")
+    if found.problems:
+        out.append(f"warning: {len(found.problems):,} input(s) could not be read (listed "
+                   "above); the results leave them out")
+    return out
+
+
+def manifest_fields(command: str, found: Inputs, ingest_result: Any, **options: Any
+                    ) -> dict[str, Any]:
+    """What the manifest says about a run besides its files (see pipeline.ingest.outputs)."""
+    return {"command": command, "options": options,
+            "inputs": ingest_result.inputs,
+            "unread": {"problems": found.problems, "special": found.special,
+                       "skipped": len(found.skipped)},
+            "duplicates": [{"file": a, "duplicate_of": b} for a, b in ingest_result.duplicates],
+            "quarantined": ingest_result.quarantined}
+
+
+def command_line(name: str, paths: tuple[str, ...], out: Path) -> str:
+    import shlex
+
+    return shlex.join(["tormortem", name, *paths, "--out", str(out)])

@@ -37,9 +37,9 @@ def _dur(name: str, v: str | None) -> float | None:
 
 
 @click.command("plan", epilog=EPILOG)
-@click.option("--rates", "rates_file", required=True,
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="Rates JSON (schema tormortem.rates/1), e.g. written by fitting.")
+@click.option("--rates", "rates_file", required=True, type=click.Path(path_type=Path),
+              help="Rates JSON (schema tormortem.rates/1), e.g. written by fitting, or an "
+                   "`analyze --out` folder (its rates.json).")
 @click.option("--gpus", type=int, help="Predict at this many GPUs (multiple of GPUs/node).")
 @click.option("--tau", help="Checkpoint interval in compute time, e.g. 30m.")
 @click.option("--delta", help="Blocking checkpoint save time, e.g. 20s.")
@@ -58,6 +58,7 @@ def plan_cmd(rates_file: Path, gpus: int | None, tau: str | None, delta: str | N
     """Predict TOR from a rates file with the closed form (TOR_MODEL.md section 5): at another
     scale, checkpoint interval or save time, with what-ifs per failure category; the
     TOR-maximising checkpoint interval; the key factors; the expected wall time of a job."""
+    rates_file = _rates_path(rates_file)
     try:
         rates = load(rates_file)
         res = planlib.plan(rates, gpus=gpus, tau_s=_dur("--tau", tau),
@@ -70,6 +71,28 @@ def plan_cmd(rates_file: Path, gpus: int | None, tau: str | None, delta: str | N
         click.echo(json.dumps(planlib.to_json(res), indent=2, allow_nan=False))
     else:
         click.echo(render(res, str(rates_file)))
+
+
+def _rates_path(given: Path) -> Path:
+    """The rates file to read: DIR/rates.json of a complete output folder, or the file given
+    (checked against its folder's manifest when it lies in a tormortem output)."""
+    from pipeline.ingest.outputs import MANIFEST, OutputError, verify
+
+    try:
+        if given.is_dir():
+            doc = verify(given)
+            names: list[str] = sorted(n for n in doc["files"] if n.startswith("rates"))
+            if len(names) != 1:
+                raise click.ClickException(
+                    f"{given} holds {len(names)} rates files ({', '.join(names) or 'none'}); "
+                    "give one with --rates " + (f"{given / names[0]}" if names else
+                                                f"after `tormortem fit {given}`"))
+            return given / names[0]
+        if (given.parent / MANIFEST).exists():
+            verify(given.parent, need=[given.name])
+    except OutputError as e:
+        raise click.ClickException(str(e)) from None
+    return given
 
 
 plan = plan_cmd  # ``main.add_command(plan)`` registers it as "plan"

@@ -29,10 +29,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from parsers.base import Accounting
 from parsers.driver import FileResult, parse_file
-from parsers.reader import InputFile
+from parsers.reader import InputFile, ReadStats
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
 from pipeline.ingest import ruletable as rules_mod
+from pipeline.ingest.dedup import Fingerprint, survey
 from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
@@ -47,6 +49,9 @@ class IngestResult:
     records: int = 0
     anchored: int = 0  #: uptime-only kernel lines given a wall time
     unanchored: int = 0  #: uptime-only kernel lines left without one
+    inputs: list[dict[str, object]] = field(default_factory=list)  #: for the manifest
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  #: (file, first copy)
+    quarantined: list[str] = field(default_factory=list)  #: files not read: corrupt
 
     @property
     def totals(self) -> dict[str, int]:
@@ -75,11 +80,13 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
         ev = EventSink(out, con)
         rec = ParquetSink(out / "attempts.parquet", ATTEMPTS)
         result = IngestResult(out)
+        prints = survey(files).prints
         try:
             for f in files:
-                res = parse_file(f, ev, rec, tz=tz, year=year, source=source,
-                                 on_progress=ev.progress)
+                fp = prints[f.display]
+                res = _read_one(f, fp, ev, rec, tz=tz, year=year, source=source)
                 result.files.append(res)
+                _note_input(result, f, fp, res)
                 if progress:
                     progress(f, res.nbytes)
         finally:
@@ -93,10 +100,40 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
     return result
 
 
+def _read_one(f: InputFile, fp: Fingerprint, ev: EventSink, rec: ParquetSink, *, tz: tzinfo,
+              year: int | None, source: str | None) -> FileResult:
+    """Parse one input, unless it is quarantined (corrupt) or a duplicate: those are counted
+    with a note and nothing read."""
+    if fp.quarantined:
+        return FileResult(f.display, "unknown", "line", Accounting(), 0,
+                          f"quarantined, not read: {fp.quarantined}")
+    if fp.duplicate_of:
+        return FileResult(f.display, "duplicate", "line", Accounting(), 0,
+                          f"duplicate of {fp.duplicate_of} (same content); not read again")
+    stats = ReadStats(limit=fp.size if fp.compressed is None else None, hash=fp.sha256 is None)
+    return parse_file(f, ev, rec, tz=tz, year=year, source=source, on_progress=ev.progress,
+                      stats=stats)
+
+
+def _note_input(result: IngestResult, f: InputFile, fp: Fingerprint, res: FileResult) -> None:
+    st = res.stats
+    sha = fp.sha256 or (st.sha256 if st is not None else None)
+    size = st.bytes if st is not None and st.bytes else fp.size
+    result.inputs.append({"file": f.display, "size": size, "mtime": fp.mtime, "sha256": sha,
+                          "compression": fp.compressed or (st.compression if st else None),
+                          "duplicate_of": fp.duplicate_of, "note": res.note})
+    if fp.duplicate_of:
+        result.duplicates.append((f.display, fp.duplicate_of))
+    if res.note and res.note.startswith("quarantined"):
+        result.quarantined.append(f.display)
+
+
 def _write_accounting(result: IngestResult, out: Path) -> None:
+    dup = dict(result.duplicates)
     rows = [{"file": f.file, "source": f.source, "unit": f.unit, "read": f.acct.read,
              "events": f.acct.events, "irrelevant": f.acct.irrelevant,
-             "unparsed": f.acct.unparsed, "bytes": f.nbytes} for f in result.files]
+             "unparsed": f.acct.unparsed, "bytes": f.nbytes, "note": f.note,
+             "duplicate_of": dup.get(f.file)} for f in result.files]
     pq.write_table(pa.Table.from_pylist(rows, LINE_ACCOUNTING), out / "line_accounting.parquet")
     samples = [{"file": f.file, "source": f.source, "line_no": n, "text": t}
                for f in result.files for n, t in f.acct.samples]
