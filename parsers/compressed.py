@@ -30,8 +30,9 @@ class CorruptInput(Exception):
     """A compressed input that cannot be decompressed to its end."""
 
     def __init__(self, path: str, kind: str, why: str, after: int) -> None:
-        super().__init__(f"{path}: corrupt or truncated {kind} data after {after:,} bytes "
-                         f"decompressed ({why})")
+        where = f" after {after:,} bytes decompressed" if after else ""
+        self.detail = f"corrupt or truncated {kind} data{where} ({why})"
+        super().__init__(f"{path}: {self.detail}")
         self.kind, self.why, self.after = kind, why, after
 
 
@@ -104,20 +105,24 @@ def open_binary(src: Path | InputFile) -> Any:
     kind = compression(magic)
     if kind is None:
         return raw
+    inner = decompressor(kind, raw)
+    return Closing(Decompressed(inner, f.display, kind), raw)
+
+
+def decompressor(kind: str, raw: Any) -> Any:
+    """A reader of ``raw``'s decompressed bytes (not yet guarded: see ``Decompressed``)."""
     if kind == "gzip":
-        inner: Any = gzip.GzipFile(fileobj=raw, mode="rb")
-    elif kind == "bzip2":
-        inner = bz2.BZ2File(raw)
-    elif kind == "xz":
-        inner = lzma.LZMAFile(raw)
-    else:
-        import zstandard
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if kind == "bzip2":
+        return bz2.BZ2File(raw)
+    if kind == "xz":
+        return lzma.LZMAFile(raw)
+    import zstandard
 
-        inner = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-    return _Closing(Decompressed(inner, f.display, kind), raw)
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
 
 
-class _Closing(Decompressed):
+class Closing(Decompressed):
     """Closes the underlying file too (gzip/bz2/xz over a file object leave it open)."""
 
     def __init__(self, d: Decompressed, raw: Any) -> None:

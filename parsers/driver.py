@@ -137,7 +137,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
     if source is None:
         if looks_binary(head):
             return _unparsed_file(f, "unknown", "binary file, not a log", stats)
-        cls, _score = registry.detect(decode(head), f.display)
+        cls, _score = registry.detect(decode(head.replace(b"\x00", b"")), f.display)
         if cls is None:
             return _unparsed_file(f, "unknown", "format not recognised; name it with --source",
                                   stats)

@@ -16,7 +16,7 @@ def read_head_or_note(f: InputFile, stats: ReadStats) -> bytes | str:
         return read_head(f)
     except CorruptInput as e:
         stats.compression = e.kind
-        return f"quarantined: {e}; check it with `{TEST_CMD[e.kind]} FILE`"
+        return f"quarantined: {e.detail}; check it with `{TEST_CMD[e.kind]} FILE`"
     except OSError as e:
         return f"unreadable: {e.strerror or e}; skipped"
 

@@ -87,29 +87,14 @@ def _decompress_head(raw: bytes, display: str) -> bytes:
     """Decompress what is available of a stream's head (a partial stream is not an error)."""
     import io
 
-    from parsers.compressed import _Closing
+    from parsers.compressed import Closing, decompressor
 
     kind = compression(raw)
     assert kind is not None
     tmp = io.BytesIO(raw)
-    if kind == "gzip":
-        import gzip
-
-        inner: Any = gzip.GzipFile(fileobj=tmp, mode="rb")
-    elif kind == "bzip2":
-        import bz2
-
-        inner = bz2.BZ2File(tmp)
-    elif kind == "xz":
-        import lzma
-
-        inner = lzma.LZMAFile(tmp)
-    else:
-        import zstandard
-
-        inner = zstandard.ZstdDecompressor().stream_reader(tmp, read_across_frames=True)
+    inner = decompressor(kind, tmp)
     out = bytearray()
-    with _Closing(Decompressed(inner, display, kind), tmp) as d:
+    with Closing(Decompressed(inner, display, kind), tmp) as d:
         try:
             while len(out) < SNIFF_BYTES and (got := d.read(SNIFF_BYTES - len(out))):
                 out += got

@@ -22,6 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from parsers.filecheck import TEST_CMD
 from parsers.reader import CorruptInput, InputFile, compression, open_binary
 
 BLOCK = 1 << 20
@@ -80,7 +81,7 @@ def survey(files: list[InputFile]) -> Survey:
         try:
             fp.size, fp.sha256 = _hash_stream(f, None)
         except CorruptInput as e:
-            fp.quarantined = str(e)
+            fp.quarantined = f"{e.detail}; check it with `{TEST_CMD[e.kind]} FILE`"
         except OSError:
             continue
     by_size: dict[int, list[InputFile]] = defaultdict(list)

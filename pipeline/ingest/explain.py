@@ -60,7 +60,7 @@ def iter_explain(files: list[InputFile], *, tz: tzinfo, year: int | None = None,
                 con.unregister("batch_arrow")
 
             res = parse_file(f, append, lambda _b: None, tz=tz, year=year, source=source)
-            if res.note and notes is not None and res.source != "unknown" or (
+            if (res.note and notes is not None and res.source != "unknown") or (
                     res.note and notes is not None and res.note.startswith(_READ_NOTES)):
                 notes.append(f"{f.display}: {res.note}")
             reader = con.sql(rules_mod.sql("classified_events")).to_arrow_reader(BATCH_ROWS)
