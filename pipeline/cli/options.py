@@ -62,8 +62,9 @@ tz_opt = click.option(
          "such as Europe/Berlin, or an offset such as +02:00 (-12:00 to +14:00).")
 year_opt = click.option(
     "--year", type=click.IntRange(*YEARS), default=None,
-    help="Year for syslog/journal stamps that have none (default: from each file's mtime; "
-         f"{YEARS[0]}-{YEARS[1]}).")
+    help="Year of the first syslog/journal stamp of each file (they have none; later stamps "
+         "advance at Dec -> Jan). Default: from each file's mtime. "
+         f"{YEARS[0]}-{YEARS[1]}.")
 rules_opt = click.option(
     "--rules", "rules_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
     help="Extra rule-table CSV (same columns as pipeline/ingest/rules/*.csv); may be repeated.")
