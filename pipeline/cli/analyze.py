@@ -10,7 +10,6 @@ import click
 
 from pipeline.analyze.run import analyze_db
 from pipeline.cli.options import (
-    command_line,
     gather,
     input_warnings,
     manifest_fields,
@@ -96,7 +95,7 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, as_json: bool, run_map: Path 
                 raise click.ClickException(str(e)) from None
             written = [p.name for p in (html, pdf) if p is not None]
         rate_names = [p.name for p in rates_docs]
-        w.commit(**manifest_fields(command_line("analyze", paths, out), found, ingested,
+        w.commit(**manifest_fields("analyze", paths, out, found, ingested,
                                    tz=tz, year=year, source=source,
                                    rules=[str(r) for r in rules_files],
                                    run_map=str(run_map) if run_map else None,

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from pipeline.cli.options import (
-    command_line,
     gather,
     input_warnings,
     manifest_fields,
@@ -55,7 +54,7 @@ def ingest_cmd(paths: tuple[str, ...], out: Path, source: str | None, tz: str,
         with render.progress(found.files, enabled=not quiet) as advance:
             result = ingest(found.files, w.path, tz=tz_of(tz), year=year, source=source,
                             extra_rules=list(rules_files), progress=advance)
-        w.commit(**manifest_fields(command_line("ingest", paths, out), found, result, tz=tz,
+        w.commit(**manifest_fields("ingest", paths, out, found, result, tz=tz,
                                    year=year, source=source,
                                    rules=[str(r) for r in rules_files]))
     result.out = out

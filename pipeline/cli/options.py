@@ -110,18 +110,22 @@ def input_warnings(found: Inputs) -> list[str]:
     return out
 
 
-def manifest_fields(command: str, found: Inputs, ingest_result: Any, **options: Any
-                    ) -> dict[str, Any]:
-    """What the manifest says about a run besides its files (see pipeline.ingest.outputs)."""
-    return {"command": command, "options": options,
+def manifest_fields(name: str, paths: tuple[str, ...], out: Path, found: Inputs,
+                    ingest_result: Any, **options: Any) -> dict[str, Any]:
+    """What the manifest says about a run besides its files (see pipeline.ingest.outputs):
+    ``argv`` is the command without ``--out`` (to rebuild the folder wherever it now is)."""
+    import shlex
+
+    argv = [name, *paths]
+    for opt in ("tz", "year", "source"):
+        if options.get(opt) not in (None, "UTC"):
+            argv += [f"--{opt}", str(options[opt])]
+    for r in options.get("rules") or []:
+        argv += ["--rules", str(r)]
+    return {"command": shlex.join(["tormortem", *argv, "--out", str(out)]), "argv": argv,
+            "options": options,
             "inputs": ingest_result.inputs,
             "unread": {"problems": found.problems, "special": found.special,
                        "skipped": len(found.skipped)},
             "duplicates": [{"file": a, "duplicate_of": b} for a, b in ingest_result.duplicates],
             "quarantined": ingest_result.quarantined}
-
-
-def command_line(name: str, paths: tuple[str, ...], out: Path) -> str:
-    import shlex
-
-    return shlex.join(["tormortem", name, *paths, "--out", str(out)])

@@ -235,7 +235,7 @@ class Writer:
                 _recover(self.out)
             self.old = read_manifest(self.out)
             if self.carry and self.old is None:
-                raise OutputError(_incomplete(self.out, "no complete manifest.json"))
+                verify(self.out)  # raises, saying what is wrong
             self.path.mkdir()
         except BaseException:
             self._release(failed=True)
@@ -315,7 +315,7 @@ def reading(out: Path, need: Iterable[str] = (), stage: str | None = None
     out = Path(out)
     if not out.is_dir():
         raise OutputError(f"{out} not found; run `tormortem analyze LOGS --out {out}` first")
-    if (out / COMMIT).is_dir():  # a writer died mid-commit, or is committing right now
+    if (out / COMMIT).is_dir() or (out / STAGING).exists():  # a writer died, or is running
         wfd = _lock(out / LOCK, fcntl.LOCK_EX, block=False) if os.access(out, os.W_OK) else None
         if wfd is not None:
             try:
@@ -340,7 +340,12 @@ def verify(out: Path, need: Iterable[str] = (), stage: str | None = None) -> dic
         why = ("a commit was interrupted" if (out / COMMIT).exists() else
                "no manifest.json: written by an older tormortem, or interrupted")
         raise OutputError(_incomplete(out, why))
-    cmd = doc.get("command") if isinstance(doc.get("command"), str) else None
+    argv = doc.get("argv")
+    cmd = None
+    if isinstance(argv, list) and all(isinstance(a, str) for a in argv):
+        import shlex
+
+        cmd = shlex.join(["tormortem", *argv, "--out", str(out)])
     if doc.get("complete") is not True or not isinstance(doc.get("files"), dict):
         raise OutputError(_incomplete(out, "manifest.json is not complete", cmd))
     if stage == "analyze" and doc.get("stage") != "analyze":
