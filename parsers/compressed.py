@@ -22,6 +22,7 @@ from typing import Any
 
 from parsers.inputs import InputFile
 
+PIECE = 64 << 10  #: bytes decompressed per call: what a damaged spot can take with it
 MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
          (b"\x28\xb5\x2f\xfd", "zstd"))
 
@@ -62,22 +63,36 @@ class Decompressed:
         self.inner, self.display, self.kind = inner, display, kind
         self.out = 0  #: bytes decompressed so far
         self.errors = _errors()
+        self.failed: CorruptInput | None = None
 
     def read(self, n: int = -1) -> bytes:
-        try:
-            data: bytes = self.inner.read(n)
-        except self.errors as e:
-            raise CorruptInput(self.display, self.kind, str(e) or type(e).__name__,
-                               self.out) from None
-        self.out += len(data)
-        return data
+        if n is None or n < 0:
+            out = bytearray()
+            while got := self.read(PIECE):
+                out += got
+            return bytes(out)
+        b = bytearray(n)
+        got = self.readinto(memoryview(b))
+        return bytes(b[:got])
 
     def readinto(self, b: memoryview) -> int:
-        try:
-            got: int = self.inner.readinto(b)
-        except self.errors as e:
-            raise CorruptInput(self.display, self.kind, str(e) or type(e).__name__,
-                               self.out) from None
+        """Fills ``b`` in pieces, so that the data before a damaged spot is returned (the
+        error is raised by the next call)."""
+        if self.failed is not None:
+            raise self.failed
+        got = 0
+        while got < len(b):
+            try:
+                n: int = self.inner.readinto(b[got: got + PIECE])
+            except self.errors as e:
+                self.failed = CorruptInput(self.display, self.kind,
+                                           str(e) or type(e).__name__, self.out + got)
+                if got:
+                    break
+                raise self.failed from None
+            if not n:
+                break
+            got += n
         self.out += got
         return got
 

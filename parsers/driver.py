@@ -84,7 +84,8 @@ def _unparsed_file(f: InputFile, source: str, note: str, stats: ReadStats | None
             acct.unparsed += rest
     except CorruptInput as e:
         note = f"{note}; {e.why} after {e.after:,} bytes (the rest is lost)"
-    return FileResult(f.display, source, "line", acct, nbytes, with_notes(note, stats), stats)
+    return FileResult(f.display, source, "line", acct, max(nbytes, stats.bytes),
+                      with_notes(note, stats), stats)
 
 
 def _prepared_chunks(parser: LineParser, path: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
@@ -180,8 +181,8 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         note = f"quarantined after {e.after:,} bytes: {e.why} (the rest is lost)"
     parser.finish()
     _drain(parser, on_events, on_records, on_progress)
-    return FileResult(f.display, cls.name, "line", parser.acct, nbytes, with_notes(note, stats),
-                      stats)
+    return FileResult(f.display, cls.name, "line", parser.acct, max(nbytes, stats.bytes),
+                      with_notes(note, stats), stats)
 
 
 def parse_text(cls: type[Parser], text: str, path: str = "test.log", *, tz: tzinfo = UTC,

@@ -10,6 +10,7 @@ and 143 (128 + the signal), leaving output folders as they were (``_Group.main``
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any
 
@@ -28,8 +29,8 @@ from pipeline.cli.sources import sources_cmd
 from pipeline.ingest.outputs import (
     Interrupted,
     OutputError,
+    as_interrupt,
     install_signal_handlers,
-    restore_signal_handlers,
 )
 from pipeline.ingest.ruletable import RulesError
 from pipeline.units import DurationError
@@ -62,6 +63,14 @@ LAZY_HELP = {
         "analyzed run."
     ),
 }
+
+
+#: this process is the ``tormortem`` command (not a library user such as a test runner)
+_PROCESS = os.path.basename(sys.argv[0]) == "tormortem"
+
+
+def _quiet_exit(signum: int, _frame: object) -> None:
+    os._exit(128 + signum)
 
 
 class _Group(click.Group):
@@ -104,14 +113,16 @@ class _Group(click.Group):
         old = (install_signal_handlers()
                if threading.current_thread() is threading.main_thread() else None)
         try:
-            return super().main(*args, **kwargs)
+            try:
+                return super().main(*args, **kwargs)
+            finally:
+                if old is not None:  # the command is over: a signal now just ends the process
+                    for s in old:
+                        signal.signal(s, _quiet_exit if _PROCESS else old[s])
         except Interrupted as e:
-            click.echo(f"\ninterrupted ({e}): stopped; output folders are left as they were "
-                       "before this command", err=True)
+            click.echo(f"\ninterrupted ({e}): stopped; an output folder holds its previous "
+                       "output, or the new one if it was complete before the signal", err=True)
             sys.exit(128 + e.signum)
-        finally:
-            if old is not None:
-                restore_signal_handlers(old)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -132,6 +143,9 @@ class _Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:  # a bug: one line, unless TORMORTEM_DEBUG asks for the trace
+            signalled = as_interrupt(e)
+            if signalled is not None:
+                raise signalled from None
             if os.environ.get("TORMORTEM_DEBUG"):
                 raise
             raise click.ClickException(

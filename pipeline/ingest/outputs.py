@@ -74,9 +74,11 @@ class Interrupted(BaseException):
 
 _held: list[int] = []  #: signals that arrived inside a critical section
 _depth = 0
+_last: list[int] = []  #: the signals raised as Interrupted so far
 
 
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    _last.append(signum)
     if _depth:
         _held.append(signum)
         return
@@ -90,6 +92,16 @@ def install_signal_handlers() -> dict[int, Any]:
     for s in (signal.SIGINT, signal.SIGTERM):
         old[s] = signal.signal(s, _on_signal)
     return old
+
+
+def as_interrupt(e: BaseException) -> Interrupted | None:
+    """``Interrupted`` for an error that a signal caused inside a library: DuckDB turns the
+    handler's exception into ``RuntimeError('Query interrupted')``."""
+    if isinstance(e, Interrupted):
+        return e
+    if _last and "interrupted" in str(e).lower():
+        return Interrupted(_last[-1])
+    return None
 
 
 def restore_signal_handlers(old: dict[int, Any]) -> None:
@@ -172,6 +184,9 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
 def _roll_forward(out: Path) -> None:
     """Finish a commit whose journal ``DIR/.tormortem-commit`` is there (idempotent)."""
     j = out / COMMIT
+    if not (j / MANIFEST).exists():  # the manifest was the last rename: the commit is done
+        shutil.rmtree(j)
+        return
     new = json.loads((j / MANIFEST).read_text(encoding="utf-8"))
     replaces = json.loads((j / _REPLACES).read_text(encoding="utf-8"))
     (out / MANIFEST).unlink(missing_ok=True)

@@ -10,15 +10,14 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "sample_logs" / "demo"
-CLI = [sys.executable, "-c", "import sys; from pipeline.cli import main; sys.argv[0] = "
-       "'tormortem'; main()"]
+CLI = [sys.executable, "-c", "import sys; sys.argv[0] = 'tormortem'; "
+       "from pipeline.cli import main; main()"]
 
 
 def cli(*args: str | Path, input: bytes | None = None, timeout: float = 300,
@@ -76,18 +75,6 @@ def manifest(out: Path) -> dict[str, object]:
     doc = json.loads((out / "manifest.json").read_text())
     assert isinstance(doc, dict)
     return doc
-
-
-@pytest.fixture
-def no_stray_temp() -> Iterator[None]:
-    """Fails the test if it leaves tormortem-* entries in the temporary directory."""
-    import tempfile
-
-    tmp = Path(tempfile.gettempdir())
-    before = {p.name for p in tmp.glob("tormortem-*")}
-    yield
-    after = {p.name for p in tmp.glob("tormortem-*")}
-    assert after <= before, f"left behind: {sorted(after - before)}"
 
 
 def env_without_debug() -> dict[str, str]:
