@@ -25,8 +25,12 @@ YEARS = (1970, 2100)
 
 
 def _check_tz(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", value or "")
-    if m and (int(m.group(3)) >= 60 or int(m.group(2)) * 60 + int(m.group(3)) > 14 * 60):
+    if not value.strip():
+        raise click.BadParameter("empty; give an IANA name such as Europe/Berlin, UTC, or an "
+                                 "offset such as +02:00")
+    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", value)
+    minutes = int(m.group(2)) * 60 + int(m.group(3)) if m else 0
+    if m and (int(m.group(3)) >= 60 or minutes > (14 * 60 if m.group(1) == "+" else 12 * 60)):
         raise click.BadParameter(f"{value!r} is not a UTC offset in use; offsets run from "
                                  "-12:00 to +14:00 (e.g. +02:00), or give an IANA name such "
                                  "as Europe/Berlin")
