@@ -68,8 +68,8 @@ class Decompressed:
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
             out = bytearray()
-            while got := self.read(PIECE):
-                out += got
+            while piece := self.read(PIECE):
+                out += piece
             return bytes(out)
         b = bytearray(n)
         got = self.readinto(memoryview(b))

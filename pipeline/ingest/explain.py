@@ -12,7 +12,7 @@ as one table (``ORDER BY file, line_no, kind``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def iter_explain(files: list[InputFile], *, tz: tzinfo, year: int | None = None,
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'UTC'")
-        con.execute("SET preserve_insertion_order = false")
+        con.execute("SET enable_progress_bar = false")
         rules_mod.register(con, rules)
         for f in sorted(files, key=lambda f: f.display):
             create_tables(con, "events_other")
@@ -87,24 +87,9 @@ def _records(batch: pa.RecordBatch) -> Iterator[dict[str, Any]]:
 
 
 def _iso(col: pa.Array | pa.ChunkedArray) -> list[str | None]:
-    """``YYYY-MM-DDTHH:MM:SS.ffffffZ`` per stamp, computed from the microseconds (Python's
-    datetime stops at year 9999; a line may say 10000)."""
-    us = col.cast(pa.int64()).to_pylist()
-    out: list[str | None] = []
-    for v in us:
-        if v is None:
-            out.append(None)
-            continue
-        days, rem = divmod(v, 86_400_000_000)
-        if -719_162 <= days <= 2_932_896:  # datetime's range (years 1-9999)
-            d = datetime(1970, 1, 1) + _td(days, rem)
-            out.append(d.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
-        else:
-            out.append(f"{v / 1e6:.6f}s since 1970 (out of range)")
+    """``YYYY-MM-DDTHH:MM:SS.ffffffZ`` per stamp, formatted by Arrow (Python's datetime stops
+    at year 9999; a line may say 10000, which Arrow writes as such)."""
+    import pyarrow.compute as pc
+
+    out: list[str | None] = pc.strftime(col, format="%Y-%m-%dT%H:%M:%SZ").to_pylist()
     return out
-
-
-def _td(days: int, rem_us: int) -> Any:
-    from datetime import timedelta
-
-    return timedelta(days=days, microseconds=rem_us)
