@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -27,19 +26,34 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = "import sys; sys.argv[0] = 'tormortem'; from pipeline.cli import main; main()"
 
 
-def run(code: Path, *args: str) -> tuple[float, float, int]:
-    """(seconds, peak RSS MiB, exit code) of ``tormortem ARGS`` from source tree ``code``."""
+def run(code: Path, *args: str, limit: float = 900) -> tuple[float, float, int]:
+    """(seconds, peak RSS MiB, exit code) of ``tormortem ARGS`` from source tree ``code``;
+    stopped (exit -9) after ``limit`` seconds."""
     env = {**os.environ, "PYTHONPATH": str(code)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", CLI, *args], env=env, cwd=tempfile.gettempdir(),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    # a wrapper reports its one child's peak RSS (ours accumulates over every child) and
+    # stops it after ``limit`` seconds
+    p = subprocess.run([sys.executable, "-c", _WRAP, str(limit), sys.executable, "-c", CLI,
+                        *args], env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, check=False)
     secs = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if p.returncode:
-        print("   stderr:", p.stderr.decode(errors="replace")[-300:].strip())
-    # ru_maxrss of all children so far: only a new maximum is this child's own
-    return secs, max(peak, before) / 1024, p.returncode
+    text = p.stderr.decode(errors="replace").strip().splitlines()
+    rc, peak = (int(x) for x in text[-1].split())
+    if rc:
+        print("   stderr:", "\n".join(text[-4:-1])[-300:])
+    return secs, peak / 1024, rc
+
+
+_WRAP = """
+import resource, subprocess, sys
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)
+try:
+    rc = p.wait(timeout=float(sys.argv[1]))
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = p.wait()
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+"""
 
 
 def job_block() -> bytes:
@@ -94,12 +108,14 @@ def main() -> None:
         t = threading.Thread(target=append)
         t.start()
         try:
-            s, rss, rc = run(a.code, "ingest", str(live), "--out", str(tmp / "o2"), "-q")
+            s, rss, rc = run(a.code, "ingest", str(live), "--out", str(tmp / "o2"), "-q",
+                             limit=120)
         finally:
             stop.set()
             t.join()
         print(f"ingest of a 16 MB live job log (appended {appended[0] / 1e6:.0f} MB while "
-              f"read): {s:.1f} s, exit {rc}")
+              f"read): {s:.1f} s, exit {rc}" + (" (stopped: did not finish in 120 s)"
+                                                 if rc == -9 else ""))
     subprocess.run(["rm", "-rf", str(tmp)], check=False)
 
 
