@@ -213,7 +213,8 @@ def _line_test(n: int):  # type: ignore[no-untyped-def]
 def _doc_test(n: int):  # type: ignore[no-untyped-def]
     @settings(max_examples=n, deadline=None, database=None, derandomize=n == QUICK,
               suppress_health_check=list(HealthCheck))
-    @given(data=st.one_of(mutated_document(), st.binary(max_size=200)),
+    @given(data=st.one_of(mutated_document(), mutated_document(), st.binary(max_size=200),
+                          _json_values().map(lambda v: json.dumps(v).encode())),
            path=st.sampled_from(PATHS))
     def check(cls: type[Parser], data: bytes, path: str) -> None:
         RAN[cls.name] += 1
