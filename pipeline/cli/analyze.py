@@ -17,6 +17,7 @@ from pipeline.cli.options import (
     source_opt,
     tz_of,
     tz_opt,
+    utf8_file,
     year_opt,
 )
 from pipeline.ingest.outputs import Writer
@@ -34,6 +35,7 @@ from pipeline.units import parse_duration
 @click.option("--json", "as_json", is_flag=True,
               help="Print the analysis as JSON (schema tormortem.analysis/1) instead of text.")
 @click.option("--run-map", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              callback=utf8_file,
               help="CSV job_id,run: which run each job belongs to (default: by job name).")
 @click.option("--ideal-step-time", default=None, metavar="DURATION",
               help="Healthy step time t* (e.g. 2.35s) instead of the median measured one.")

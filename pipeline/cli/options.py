@@ -56,6 +56,24 @@ def _check_source(_ctx: click.Context, _param: click.Parameter, value: str | Non
     return value
 
 
+def utf8_file(_ctx: click.Context, param: click.Parameter, value: Path | None
+              ) -> Path | None:
+    """A text file option (``--run-map``): it must exist and be UTF-8."""
+    if value is None:
+        return None
+    try:
+        data = value.read_bytes()
+    except OSError as e:
+        raise click.BadParameter(f"{value}: {e.strerror}") from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise click.BadParameter(f"{value} line {line}: not UTF-8 text (byte "
+                                 f"0x{data[e.start]:02x}); save it as UTF-8") from None
+    return value
+
+
 source_opt = click.option(
     "--source", metavar="NAME", default=None, callback=_check_source,
     help="Parse every input as this source instead of detecting it per file "

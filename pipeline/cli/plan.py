@@ -88,7 +88,7 @@ def _rates_path(given: Path) -> Path:
                     "give one with --rates " + (f"{given / names[0]}" if names else
                                                 f"after `tormortem fit {given}`"))
             return given / names[0]
-        if (given.parent / MANIFEST).exists():
+        if given.exists() and (given.parent / MANIFEST).exists():
             verify(given.parent, need=[given.name])
     except OutputError as e:
         raise click.ClickException(str(e)) from None

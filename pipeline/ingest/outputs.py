@@ -230,13 +230,21 @@ class Writer:
         self.path = self.out / STAGING
         self.lock_fd: int | None = None
         self.created = False
+        self.new_lock = False
         self.committed = False
         self.old: dict[str, Any] | None = None
 
     def __enter__(self) -> Writer:
         if self.out.exists() and not self.out.is_dir():
             raise OutputError(f"--out {self.out} is a file; give a folder")
+        if self.carry:  # adding to an output: it must be one (checked before touching it)
+            if not self.out.is_dir():
+                raise OutputError(f"{self.out} not found; run `tormortem analyze LOGS --out "
+                                  f"{self.out}` first")
+            if read_manifest(self.out) is None and not (self.out / COMMIT).is_dir():
+                verify(self.out)  # raises, saying what is wrong
         self.created = not self.out.exists()
+        self.new_lock = not (self.out / LOCK).exists()
         self.out.mkdir(parents=True, exist_ok=True)
         fd = _lock(self.out / LOCK, fcntl.LOCK_EX, block=False)
         if fd is None:
@@ -307,9 +315,10 @@ class Writer:
         with critical():
             if failed and self.path.exists():
                 shutil.rmtree(self.path, ignore_errors=True)
-            if failed and self.created:  # a folder we made for nothing: leave no trace
-                for name in (LOCK, READ_LOCK):
+            if failed and (self.created or (self.new_lock and read_manifest(self.out) is None)):
+                for name in (LOCK, READ_LOCK):  # a folder that is not an output: no trace
                     (self.out / name).unlink(missing_ok=True)
+            if failed and self.created:
                 with contextlib.suppress(OSError):
                     self.out.rmdir()
             _unlock(self.lock_fd)

@@ -82,3 +82,13 @@ def test_stamps_beyond_the_calendar_are_no_internal_error(tmp_path: Path, stamp:
         assert "internal error" not in r.stderr
     r = cli("explain", tmp_path / "kern.log", "--jsonl")
     assert json.loads(r.stdout)["kind"] == "xid"
+
+
+def test_a_run_map_that_is_not_utf8(tmp_path: Path) -> None:
+    (tmp_path / "map.csv").write_bytes(b"job_id,run\n1001,caf\xe9\n")
+    r = cli("analyze", tmp_path / "map.csv", "--out", tmp_path / "o", "--run-map",
+            tmp_path / "map.csv")
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == (f"Error: Invalid value for '--run-map': "
+                                         f"{tmp_path / 'map.csv'} line 2: not UTF-8 text (byte "
+                                         "0xe9); save it as UTF-8")

@@ -221,3 +221,16 @@ def test_a_dead_writers_commit_is_finished_by_the_next_reader(
             assert not any((prev / f).exists() for f in ("analysis.json", "rates.json"))
         assert not (prev / outputs.COMMIT).exists() and not (prev / outputs.STAGING).exists()
     assert seen == ["old"] + ["new"] * (renames - 1)
+
+
+def test_readers_leave_a_folder_that_is_not_an_output_untouched(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n")
+    for args in (("fit", tmp_path), ("report", tmp_path, "--no-pdf")):
+        r = cli(*args)
+        assert r.returncode == 1 and "no manifest.json" in r.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    r = cli("report", tmp_path / "missing", "--no-pdf")
+    assert (r.returncode, r.stderr) == (1, f"Error: {tmp_path / 'missing'} not found; run "
+                                           f"`tormortem analyze LOGS --out {tmp_path / 'missing'}"
+                                           "` first\n")
+    assert not (tmp_path / "missing").exists()
