@@ -149,3 +149,21 @@ class Closing(Decompressed):
             self.inner.close()
         finally:
             self.raw.close()
+
+
+def decompress_head(raw: bytes, display: str, limit: int) -> bytes:
+    """Decompress what is available of a stream's head (a partial stream is not an error)."""
+    import io
+
+    kind = compression(raw)
+    assert kind is not None
+    tmp = io.BytesIO(raw)
+    inner = decompressor(kind, tmp)
+    out = bytearray()
+    with Closing(Decompressed(inner, display, kind), tmp) as d:
+        try:
+            while len(out) < limit and (got := d.read(limit - len(out))):
+                out += got
+        except CorruptInput:
+            pass  # the head was cut short, not the stream
+    return bytes(out)

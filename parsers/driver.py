@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from parsers import progress_batch, registry
 from parsers.base import Accounting, DocumentParser, FileContext, LineParser, Parser
-from parsers.filecheck import read_head_or_note, unparsed_lines, with_notes
+from parsers.filecheck import looks_binary, read_head_or_note, unparsed_lines, with_notes
 from parsers.reader import (
     CHUNK_BYTES,
     CorruptInput,
@@ -26,7 +26,6 @@ from parsers.reader import (
     ReadStats,
     decode,
     iter_line_chunks,
-    looks_binary,
     open_binary,
     prefetch,
 )

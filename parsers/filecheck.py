@@ -1,10 +1,32 @@
-"""File-level checks around a parse (driver.py): a head that cannot be read, and the notes
-that say what reading found. Kept apart from the driver's line handling."""
+"""File-level checks around a parse (driver.py): binary or text, a head that cannot be read,
+and the notes that say what reading found. Kept apart from the driver's line handling."""
 
 from __future__ import annotations
 
 from parsers.base import Accounting
 from parsers.reader import MAX_LINE_BYTES, CorruptInput, InputFile, ReadStats, decode, read_head
+
+#: control bytes that do not occur in text (tab, LF, VT, FF, CR, backspace and ESC do)
+_CONTROL = bytes(b for b in range(32) if b not in (8, 9, 10, 11, 12, 13, 27))
+
+
+def looks_binary(head: bytes) -> bool:
+    """Whether the first bytes of an input are not text.
+
+    NUL bytes alone do not decide: a log whose writer crashed often holds a run of NULs
+    (syslog after an unclean shutdown), and one NUL must not lose a kernel log. The NULs are
+    set aside and the rest judged: binary if nothing else is there, or if more than 10% of it
+    is control characters (other than tab, newline, CR, form feed, backspace, escape) or
+    invalid UTF-8. ELF, Parquet, images and undecodable compressed data fail that by far."""
+    if not head:
+        return False
+    rest = head.replace(b"\x00", b"")
+    if len(rest) < len(head) // 20:  # >95% NUL: nothing to read
+        return True
+    ctrl = len(rest) - len(rest.translate(None, _CONTROL))
+    bad = ctrl + rest.decode("utf-8", errors="replace").count("\ufffd")
+    return bad > len(rest) // 10
+
 
 #: how to check a compressed file by hand, per format
 TEST_CMD = {"gzip": "gzip -t", "bzip2": "bzip2 -t", "xz": "xz -t", "zstd": "zstd -t"}

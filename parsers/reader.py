@@ -34,12 +34,18 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from parsers.compressed import CorruptInput, Decompressed, compression, open_binary
+from parsers.compressed import (
+    CorruptInput,
+    Decompressed,
+    compression,
+    decompress_head,
+    open_binary,
+)
 from parsers.inputs import InputError, InputFile, Inputs, expand_inputs, find_inputs
 
 __all__ = ["CHUNK_BYTES", "CorruptInput", "InputError", "InputFile", "Inputs", "ReadStats",
            "compression", "expand_inputs", "find_inputs", "iter_line_chunks", "lines_series",
-           "looks_binary", "open_binary", "prefetch", "read_head"]
+           "open_binary", "prefetch", "read_head"]
 
 CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 16 << 20  #: longer lines are cut here (the rest counted, not kept)
@@ -70,7 +76,7 @@ def read_head(src: Path | InputFile) -> bytes:
         if compression(raw) is None:
             return raw
         # a compressed stream: decompress what was peeked (the stream itself is read later)
-        return _decompress_head(raw, f.display)
+        return decompress_head(raw, f.display, SNIFF_BYTES)
     with open_binary(f) as fh:
         return _read_full(fh, SNIFF_BYTES)
 
@@ -81,48 +87,6 @@ def _read_full(fh: Any, n: int) -> bytes:
     while len(out) < n and (got := fh.read(n - len(out))):
         out += got
     return bytes(out)
-
-
-def _decompress_head(raw: bytes, display: str) -> bytes:
-    """Decompress what is available of a stream's head (a partial stream is not an error)."""
-    import io
-
-    from parsers.compressed import Closing, decompressor
-
-    kind = compression(raw)
-    assert kind is not None
-    tmp = io.BytesIO(raw)
-    inner = decompressor(kind, tmp)
-    out = bytearray()
-    with Closing(Decompressed(inner, display, kind), tmp) as d:
-        try:
-            while len(out) < SNIFF_BYTES and (got := d.read(SNIFF_BYTES - len(out))):
-                out += got
-        except CorruptInput:
-            pass  # the head was cut short, not the stream
-    return bytes(out)
-
-
-#: control bytes that do not occur in text (tab, LF, VT, FF, CR, backspace and ESC do)
-_CONTROL = bytes(b for b in range(32) if b not in (8, 9, 10, 11, 12, 13, 27))
-
-
-def looks_binary(head: bytes) -> bool:
-    """Whether the first bytes of an input are not text.
-
-    NUL bytes alone do not decide: a log whose writer crashed often holds a run of NULs
-    (syslog after an unclean shutdown), and one NUL must not lose a kernel log. The NULs are
-    set aside and the rest judged: binary if nothing else is there, or if more than 10% of it
-    is control characters (other than tab, newline, CR, form feed, backspace, escape) or
-    invalid UTF-8. ELF, Parquet, images and undecodable compressed data fail that by far."""
-    if not head:
-        return False
-    rest = head.replace(b"\x00", b"")
-    if len(rest) < len(head) // 20:  # >95% NUL: nothing to read
-        return True
-    ctrl = len(rest) - len(rest.translate(None, _CONTROL))
-    bad = ctrl + rest.decode("utf-8", errors="replace").count("\ufffd")
-    return bad > len(rest) // 10
 
 
 def decode(data: bytes) -> str:

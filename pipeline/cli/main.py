@@ -26,13 +26,9 @@ from pipeline.cli.explain import explain_cmd
 from pipeline.cli.fit import fit_cmd
 from pipeline.cli.ingest import ingest_cmd
 from pipeline.cli.sources import sources_cmd
-from pipeline.ingest.outputs import (
-    Interrupted,
-    OutputError,
-    as_interrupt,
-    install_signal_handlers,
-)
+from pipeline.ingest.outputs import OutputError
 from pipeline.ingest.ruletable import RulesError
+from pipeline.ingest.signals import Interrupted, as_interrupt, install_signal_handlers
 from pipeline.units import DurationError
 
 USER_ERRORS = (InputError, TimeError, RulesError, UnknownSourceError, HostlistError,

@@ -38,7 +38,7 @@ def test_two_writers_and_a_reader(prev: Path, big_log: Path) -> None:
                     inputs = {i["file"] for i in doc["inputs"]}
                     assert files == inputs, "the database is not the manifest's"
                     seen.append("old" if doc == old else "new")
-            except BaseException as e:  # noqa: BLE001 - handed to the test thread
+            except BaseException as e:
                 errors.append(e)
                 return
             time.sleep(0.01)

@@ -19,7 +19,6 @@ import json
 from collections import Counter
 from datetime import UTC, datetime
 from functools import cache
-from pathlib import Path
 
 import pyarrow as pa
 import pytest

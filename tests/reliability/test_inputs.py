@@ -25,6 +25,7 @@ import pytest
 import zstandard
 
 from parsers import reader
+from parsers.filecheck import looks_binary
 from tests.reliability.conftest import DEMO, cli, job_log_lines
 
 # rsyslog lines of the demo's node003 (real format: Debian 12 rsyslog, RFC 3339 stamps)
@@ -185,9 +186,9 @@ def test_a_real_binary_file_is_still_binary(tmp_path: Path) -> None:
     for name, data in (("python", Path(sys.executable).resolve().read_bytes()[:200_000]),
                        ("table.parquet.bak", (DEMO.parent.parent / "pyproject.toml")
                         .read_bytes() and _parquet_bytes(tmp_path))):
-        assert reader.looks_binary(data[: reader.SNIFF_BYTES]), name
-    assert not reader.looks_binary(_kern_log(400)[: reader.SNIFF_BYTES])
-    assert not reader.looks_binary(b"\x00" * 4096 + _kern_log(400)[: 60_000])
+        assert looks_binary(data[: reader.SNIFF_BYTES]), name
+    assert not looks_binary(_kern_log(400)[: reader.SNIFF_BYTES])
+    assert not looks_binary(b"\x00" * 4096 + _kern_log(400)[: 60_000])
 
 
 def _parquet_bytes(tmp: Path) -> bytes:
