@@ -1,16 +1,23 @@
 """``explain``: for every line that carries a signal, what it is and what it means.
 
-Streamed: one file at a time, its events go into an in-memory DuckDB table (columnar and
-compressed, a fraction of the Arrow batches' size) as the parser hands them over; the file's
-rows are then classified by the rule table and handed out in batches, ordered by line number
-and kind, so memory is bounded by one file's events in DuckDB, not by Python objects for every
-row of every file (a 296 MB job log peaked at 2.6 GB when all records were built first). Files
-are taken in the order of their names, which is the order the rows had when they were sorted
-as one table (``ORDER BY file, line_no, kind``).
+Streamed, in bounded memory whatever the input's size: the parser runs on a worker thread and
+hands over its event batches through a short queue; each batch is classified by the rule
+table on its own (a rule looks at one event at a time) in an in-memory DuckDB, and the
+classified rows wait in a window until no row of a lower line number can still come: the
+parser may report an event for an earlier line once a multi-line block it belongs to ends
+(a torch elastic ``ChildFailedError`` report), so rows are handed out only when they are
+``WINDOW_LINES`` lines behind the furthest line seen, sorted by line number and kind. (A
+block longer than that would come out after later lines; none of the formats read has one.)
+Files are taken in the order of their names: the order of ``ORDER BY file, line_no, kind``
+over all rows, which is what explain printed when it built one table (a 296 MB job log then
+peaked at 2.6 GB).
 """
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 from collections.abc import Iterator
 from datetime import tzinfo
 from pathlib import Path
@@ -18,15 +25,16 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from parsers.driver import parse_file
+from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile
 from pipeline.ingest import ruletable as rules_mod
 from pipeline.ingest.sink import create_tables, events_view_sql
 
 FIELDS = ("file", "line_no", "source", "kind", "category", "code", "rule", "ts", "host",
           "message")
-BATCH_ROWS = 1 << 16  #: rows converted to records at a time
+WINDOW_LINES = 100_000  #: rows are held until the parser is this many lines past them
 #: notes on files that were not (fully) read, worth a line even when nothing was recognised
 _READ_NOTES = ("quarantined", "unreadable")
 
@@ -51,45 +59,103 @@ def iter_explain(files: list[InputFile], *, tz: tzinfo, year: int | None = None,
         con.execute("SET enable_progress_bar = false")
         rules_mod.register(con, rules)
         for f in sorted(files, key=lambda f: f.display):
-            create_tables(con, "events_other")
-            con.execute(events_view_sql())
-
-            def append(b: pa.RecordBatch) -> None:
-                con.register("batch_arrow", b)
-                con.execute("INSERT INTO events_other SELECT * FROM batch_arrow")
-                con.unregister("batch_arrow")
-
-            res = parse_file(f, append, lambda _b: None, tz=tz, year=year, source=source)
-            if (res.note and notes is not None and res.source != "unknown") or (
-                    res.note and notes is not None and res.note.startswith(_READ_NOTES)):
+            done: list[FileResult] = []
+            held: list[pa.Table] = []
+            furthest = 0
+            for batch in _parsed(f, done, tz=tz, year=year, source=source):
+                table = _classify(con, batch)
+                furthest = max(furthest, pc.max(table.column("line_no")).as_py() or 0)
+                held.append(table)
+                ready, held = _split(held, furthest - WINDOW_LINES)
+                yield from _records(ready)
+            yield from _records(held)
+            res = done[0]
+            if notes is not None and res.note and (res.source != "unknown"
+                                                   or res.note.startswith(_READ_NOTES)):
                 notes.append(f"{f.display}: {res.note}")
-            reader = con.sql(rules_mod.sql("classified_events")).to_arrow_reader(BATCH_ROWS)
-            for batch in reader:
-                yield from _records(batch)
-            for t in ("events", "events_other", "progress", "progress_groups"):
-                kind = "VIEW" if t == "events" else "TABLE"
-                con.execute(f"DROP {kind} {t}")
     finally:
         con.close()
 
 
-def _records(batch: pa.RecordBatch) -> Iterator[dict[str, Any]]:
-    cols = {n: batch.column(n) for n in ("file", "line_no", "source", "kind", "category",
-                                         "code", "rule_id", "host", "message")}
-    lists = {n: c.to_pylist() for n, c in cols.items()}
-    ts = _iso(batch.column("ts"))
-    for i in range(batch.num_rows):
-        yield {"file": lists["file"][i], "line_no": lists["line_no"][i],
-               "source": lists["source"][i], "kind": lists["kind"][i],
-               "category": lists["category"][i], "code": lists["code"][i],
-               "rule": lists["rule_id"][i], "ts": ts[i], "host": lists["host"][i],
-               "message": lists["message"][i]}
+def _classify(con: duckdb.DuckDBPyConnection, batch: pa.RecordBatch) -> pa.Table:
+    create_tables(con, "events_other", pa.Table.from_batches([batch]))
+    con.execute(events_view_sql())
+    table = rules_mod.classify(con)
+    con.execute("DROP VIEW events")
+    for t in ("events_other", "progress", "progress_groups"):
+        con.execute(f"DROP TABLE {t}")
+    return table
 
 
-def _iso(col: pa.Array | pa.ChunkedArray) -> list[str | None]:
-    """``YYYY-MM-DDTHH:MM:SS.ffffffZ`` per stamp, formatted by Arrow (Python's datetime stops
-    at year 9999; a line may say 10000, which Arrow writes as such)."""
-    import pyarrow.compute as pc
+def _split(held: list[pa.Table], upto: int) -> tuple[list[pa.Table], list[pa.Table]]:
+    """(rows with line_no <= upto, the rest), from the held tables."""
+    ready, keep = [], []
+    for t in held:
+        mask = pc.less_equal(t.column("line_no"), upto)
+        ready.append(t.filter(mask))
+        keep.append(t.filter(pc.invert(mask)))
+    return ready, [t for t in keep if t.num_rows]
 
-    out: list[str | None] = pc.strftime(col, format="%Y-%m-%dT%H:%M:%SZ").to_pylist()
-    return out
+
+def _records(tables: list[pa.Table]) -> Iterator[dict[str, Any]]:
+    tables = [t for t in tables if t.num_rows]
+    if not tables:
+        return
+    t = pa.concat_tables(tables).sort_by([("line_no", "ascending"), ("kind", "ascending")])
+    for batch in t.to_batches(max_chunksize=1 << 16):
+        cols = {n: batch.column(n).to_pylist() for n in (
+            "file", "line_no", "source", "kind", "category", "code", "rule_id", "host",
+            "message")}
+        ts = pc.strftime(batch.column("ts"), format="%Y-%m-%dT%H:%M:%SZ").to_pylist()
+        for i in range(batch.num_rows):  # stamps past year 9999 are written as they are
+            yield {"file": cols["file"][i], "line_no": cols["line_no"][i],
+                   "source": cols["source"][i], "kind": cols["kind"][i],
+                   "category": cols["category"][i], "code": cols["code"][i],
+                   "rule": cols["rule_id"][i], "ts": ts[i], "host": cols["host"][i],
+                   "message": cols["message"][i]}
+
+
+class _Stop(Exception):
+    """The consumer went away: the worker's parse stops at its next batch."""
+
+
+_END = object()
+
+
+def _parsed(f: InputFile, done: list[FileResult], **options: Any
+            ) -> Iterator[pa.RecordBatch]:
+    """The file's event batches, parsed on a worker thread, a few batches ahead; the parse's
+    result is appended to ``done`` at the end."""
+    q: queue.Queue[object] = queue.Queue(maxsize=4)
+    stop = threading.Event()
+
+    def put(item: object) -> None:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+        raise _Stop
+
+    def run() -> None:
+        try:
+            done.append(parse_file(f, put, lambda _b: None, **options))
+            put(_END)
+        except _Stop:
+            pass
+        except BaseException as e:  # handed to the consumer, raised there
+            with contextlib.suppress(_Stop):
+                put(e)
+
+    t = threading.Thread(target=run, name="tormortem-explain", daemon=True)
+    t.start()
+    try:
+        while (item := q.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            assert isinstance(item, pa.RecordBatch)
+            yield item
+    finally:
+        stop.set()
+        t.join(timeout=5)

@@ -305,3 +305,29 @@ def test_our_own_outputs_inside_an_input_folder_are_not_read(tmp_path: Path) -> 
     assert r3.returncode == r4.returncode == 0, r4.stderr
     assert r3.stdout == r4.stdout == r1.stdout
     assert (logs / "jobs").is_dir() and (logs / "truth.json").exists()  # the logs stay
+
+
+def test_explain_streams_every_row_in_order(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows are those of the whole-table classification (ingest's classified_events),
+    in (file, line_no, kind) order, whatever the holding window (bounded memory)."""
+    from parsers.timeutil import get_tz
+    from pipeline.ingest import explain
+    from pipeline.ingest.run import ingest
+
+    files = reader.expand_inputs([str(DEMO.parent)])
+    rows = explain.explain_files(files, tz=get_tz("UTC"))
+    keys = [(r["file"], r["line_no"], r["kind"]) for r in rows]
+    assert keys == sorted(keys) and len(rows) > 1000
+    ingest(files, tmp_path)
+    con = duckdb.connect(str(tmp_path / "tormortem.duckdb"), read_only=True)
+    try:
+        whole = con.execute("SELECT file, line_no, kind, rule_id, category "
+                            "FROM classified_events").fetchall()
+    finally:
+        con.close()
+    assert sorted(whole, key=str) == sorted(((r["file"], r["line_no"], r["kind"], r["rule"],
+                                              r["category"]) for r in rows), key=str)
+    monkeypatch.setattr(explain, "WINDOW_LINES", 1)
+    small = explain.explain_files(files, tz=get_tz("UTC"))
+    assert sorted(map(str, small)) == sorted(map(str, rows))
