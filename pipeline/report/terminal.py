@@ -104,12 +104,15 @@ def progress(files: list[InputFile], enabled: bool
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    total = sum(f.path.stat().st_size for f in files)
+    def size(f: InputFile) -> int:  # stdin and FIFOs have no size
+        return 0 if f.stream is not None else f.path.stat().st_size
+
+    total = sum(size(f) for f in files)
     with Progress(TextColumn("ingest"), BarColumn(), TextColumn("{task.completed:,.0f} B"),
                   TimeRemainingColumn(), transient=True) as bar:
         task = bar.add_task("ingest", total=total)
 
         def advance(f: InputFile, _n: int) -> None:
-            bar.advance(task, f.path.stat().st_size)
+            bar.advance(task, size(f))
 
         yield advance
