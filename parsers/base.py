@@ -131,13 +131,34 @@ class RowSink:
     def drain(self) -> Iterator[pa.RecordBatch]:
         """Yield what was accumulated (as batches of ``self.schema``) and reset."""
         if self.cols[self.names[0]]:
-            yield pa.RecordBatch.from_pydict(self.cols, schema=self.schema)
+            try:
+                yield pa.RecordBatch.from_pydict(self.cols, schema=self.schema)
+            except (OverflowError, pa.ArrowInvalid):
+                yield _in_range(self.cols, self.schema)
             self.cols = {n: [] for n in self.names}
         for frame in self.frames:
             yield frame_to_batch(frame, self.schema, self.defaults)
         self.frames = []
         yield from self.batches
         self.batches = []
+
+
+def _in_range(cols: dict[str, list[Any]], schema: pa.Schema) -> pa.RecordBatch:
+    """The batch, with integers a column cannot hold (an iteration of 2**63, a stamp past
+    year 294,000) made null: unknown, not a crash and not a wrapped-around number."""
+    arrays = []
+    for f in schema:
+        values = cols[f.name]
+        try:
+            arrays.append(pa.array(values, type=f.type))
+            continue
+        except (OverflowError, pa.ArrowInvalid):
+            pass
+        bits = f.type.bit_width if pa.types.is_integer(f.type) else 64
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        arrays.append(pa.array([v if not isinstance(v, int) or lo <= v <= hi else None
+                                for v in values], type=f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def frame_to_batch(frame: pl.DataFrame, schema: pa.Schema,

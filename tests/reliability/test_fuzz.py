@@ -252,3 +252,25 @@ def test_document_parsers_10k(cls: type[Parser]) -> None:
 def test_the_corpus_is_real_and_large() -> None:
     assert len(real_lines()) > 1000 and len(real_documents()) >= 6
     assert {c.name for c in ALL} == {c.name for c in LINE} | {c.name for c in DOCS}
+
+
+def test_what_the_fuzzer_found() -> None:
+    """The crashes the 10,000-case runs found, kept as plain regression cases."""
+    from parsers.joblog import JobLogParser
+    from parsers.own import OwnDocumentParser
+    from parsers.sacct import SacctJsonParser
+
+    # Megatron-LM's iteration line with an iteration past 2**63 - 1: OverflowError in Arrow
+    run_lines(JobLogParser, [
+        " [2024-05-01 02:47:15] iteration      9223372036854775808/   10800 | consumed "
+        "samples:       110592 | elapsed time per iteration (ms): 23367.1 | learning rate: "
+        "1.620000E-05 | global batch size:  1024 | lm loss: 1.056936E+01 | loss scale: 1.0 | "
+        "grad norm: 0.890 | number of skipped iterations:   0 | number of nan iterations:   0 |"],
+        "jobs/slurm-4242.out", 0)
+    # sacct --json (Slurm 22.05) with an end time whose microseconds do not fit in int64
+    doc = json.loads((ROOT / "sample_logs/real_formats/slurm/run1/sacct.json").read_text())
+    doc["jobs"][0]["time"]["end"] = 17951795981953
+    run_document(SacctJsonParser, json.dumps(doc).encode(), "sacct.json")
+    # --source tormortem on JSON that is not an object
+    for data in (b"0", b"[1, 2]", b"null", b'"x"'):
+        run_document(OwnDocumentParser, data, "x.json")
