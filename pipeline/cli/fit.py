@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.ingest.outputs import Writer, verify
+from pipeline.ingest.outputs import OutputError, Writer, verify
 from pipeline.model.outputs import write_rates
 
 
@@ -26,11 +26,14 @@ def fit_cmd(directory: Path, as_json: bool) -> None:
     """
     from pipeline.report.rates_text import render_rates
 
-    with Writer(directory, "analyze", carry=True) as w:  # rates.json is rewritten in place
-        verify(directory, need=["analysis.json", "tormortem.duckdb"], stage="analyze")
-        analysis = json.loads((directory / "analysis.json").read_text())
-        paths = write_rates(directory, analysis, dest=w.path)
-        docs = [(directory / p.name, json.loads(p.read_text())) for p in paths]
-        w.commit()
+    try:
+        with Writer(directory, "analyze", carry=True) as w:  # rates.json is rewritten in place
+            verify(directory, need=["analysis.json", "tormortem.duckdb"], stage="analyze")
+            analysis = json.loads((directory / "analysis.json").read_text())
+            paths = write_rates(directory, analysis, dest=w.path)
+            docs = [(directory / p.name, json.loads(p.read_text())) for p in paths]
+            w.commit()
+    except OutputError as e:  # also when the command is used on its own (tests)
+        raise click.ClickException(str(e)) from None
     for p, doc in docs:
         click.echo(json.dumps(doc, indent=2) if as_json else render_rates(doc) + f"\n-> {p}")

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from pipeline.ingest.outputs import Writer, reading, verify
+from pipeline.ingest.outputs import OutputError, Writer, reading, verify
 from pipeline.model import rates as rates_mod
 from pipeline.report.html import PdfError, write_report
 
@@ -58,24 +58,27 @@ def report(directory: Path, out: Path | None, rates_path: Path | None,
       tormortem report reports/demo --rates rates.json --model model.json --no-pdf
     """
     target = out or directory
-    if target.resolve() == directory.resolve():  # report.html/pdf join the output's files
-        with Writer(directory, "analyze", carry=True) as w:
-            verify(directory, need=["analysis.json"], stage="analyze")
-            html, pdf, secs = _render(directory, w.path, rates_path, model_path, no_pdf,
-                                      pdf_engine)
-            w.commit()
-    else:
-        with reading(directory, need=["analysis.json"], stage="analyze"):
-            target.mkdir(parents=True, exist_ok=True)
-            stage = Path(tempfile.mkdtemp(prefix=".tormortem-report-", dir=target))
-            try:
-                html, pdf, secs = _render(directory, stage, rates_path, model_path, no_pdf,
+    try:
+        if target.resolve() == directory.resolve():  # report.html/pdf join the output's files
+            with Writer(directory, "analyze", carry=True) as w:
+                verify(directory, need=["analysis.json"], stage="analyze")
+                html, pdf, secs = _render(directory, w.path, rates_path, model_path, no_pdf,
                                           pdf_engine)
-                for p in (html, pdf):
-                    if p is not None:
-                        os.replace(p, target / p.name)
-            finally:
-                shutil.rmtree(stage, ignore_errors=True)
+                w.commit()
+        else:
+            with reading(directory, need=["analysis.json"], stage="analyze"):
+                target.mkdir(parents=True, exist_ok=True)
+                stage = Path(tempfile.mkdtemp(prefix=".tormortem-report-", dir=target))
+                try:
+                    html, pdf, secs = _render(directory, stage, rates_path, model_path, no_pdf,
+                                              pdf_engine)
+                    for p in (html, pdf):
+                        if p is not None:
+                            os.replace(p, target / p.name)
+                finally:
+                    shutil.rmtree(stage, ignore_errors=True)
+    except OutputError as e:  # also when the command is used on its own (tests)
+        raise click.ClickException(str(e)) from None
     click.echo(f"wrote {target / html.name}" + (f" and {target / pdf.name}" if pdf else "")
                + f" in {secs:.1f} s")
 
