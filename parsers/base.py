@@ -133,8 +133,8 @@ class RowSink:
         if self.cols[self.names[0]]:
             try:
                 yield pa.RecordBatch.from_pydict(self.cols, schema=self.schema)
-            except (OverflowError, pa.ArrowInvalid):
-                yield _in_range(self.cols, self.schema)
+            except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+                yield _coerced(self.cols, self.schema)
             self.cols = {n: [] for n in self.names}
         for frame in self.frames:
             yield frame_to_batch(frame, self.schema, self.defaults)
@@ -143,22 +143,34 @@ class RowSink:
         self.batches = []
 
 
-def _in_range(cols: dict[str, list[Any]], schema: pa.Schema) -> pa.RecordBatch:
-    """The batch, with integers a column cannot hold (an iteration of 2**63, a stamp past
-    year 294,000) made null: unknown, not a crash and not a wrapped-around number."""
+def _coerced(cols: dict[str, list[Any]], schema: pa.Schema) -> pa.RecordBatch:
+    """The batch, with values a column cannot hold made to fit: integers out of its range
+    (an iteration of 2**63, a stamp past year 294,000) and values of another type in a number
+    column become null (unknown, not a crash and not a wrapped-around number); a value of
+    another type in a string column (``true`` in a JSON document) becomes its text."""
     arrays = []
     for f in schema:
         values = cols[f.name]
         try:
             arrays.append(pa.array(values, type=f.type))
             continue
-        except (OverflowError, pa.ArrowInvalid):
+        except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
             pass
-        bits = f.type.bit_width if pa.types.is_integer(f.type) else 64
-        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        arrays.append(pa.array([v if not isinstance(v, int) or lo <= v <= hi else None
-                                for v in values], type=f.type))
+        if pa.types.is_string(f.type):
+            arrays.append(pa.array([v if v is None or isinstance(v, str) else str(v)
+                                    for v in values], type=f.type))
+            continue
+        arrays.append(pa.array([v if _fits(v, f.type) else None for v in values],
+                               type=f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _fits(v: Any, typ: pa.DataType) -> bool:
+    try:
+        pa.array([v], type=typ)
+    except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+        return False
+    return True
 
 
 def frame_to_batch(frame: pl.DataFrame, schema: pa.Schema,

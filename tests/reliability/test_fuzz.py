@@ -271,6 +271,12 @@ def test_what_the_fuzzer_found() -> None:
     doc = json.loads((ROOT / "sample_logs/real_formats/slurm/run1/sacct.json").read_text())
     doc["jobs"][0]["time"]["end"] = 17951795981953
     run_document(SacctJsonParser, json.dumps(doc).encode(), "sacct.json")
+    # sacct --json with a job name that is not a string (true): ArrowTypeError
+    doc = json.loads((ROOT / "sample_logs/real_formats/slurm/run1/sacct.json").read_text())
+    doc["jobs"][0]["name"] = True
+    run_document(SacctJsonParser, json.dumps(doc).encode(), "sacct.json")
+    # a Megatron timer line whose number is a lone ".": float('.') raised ValueError
+    run_lines(JobLogParser, ["    save-checkpoint ....: ."], "jobs/slurm-4242.out", 0)
     # --source tormortem on JSON that is not an object
     for data in (b"0", b"[1, 2]", b"null", b'"x"'):
         run_document(OwnDocumentParser, data, "x.json")
