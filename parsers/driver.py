@@ -32,6 +32,10 @@ from parsers.reader import (
 from parsers.schema import ATTEMPTS, EVENTS
 
 BatchFn = Callable[[pa.RecordBatch], None]
+#: a document that is not JSON, or JSON of another shape than the parser's source writes (a
+#: field of another type): the file's lines are counted unparsed, with the reason, no rows
+DOCUMENT_ERRORS = (json.JSONDecodeError, UnicodeDecodeError, AttributeError, TypeError,
+                   KeyError, IndexError)
 
 
 @dataclass
@@ -159,12 +163,14 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
             stats.sha256 = hashlib.sha256(data).hexdigest()
         try:
             parser.parse_document(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except DOCUMENT_ERRORS as e:
+            why = (f"not valid JSON for {cls.name}: {e}" if isinstance(e, ValueError) else
+                   f"not the structure {cls.name} has ({type(e).__name__}: {e})")
             if f.stream is not None:  # read once: count the lines from what was read
                 return FileResult(f.display, cls.name, "line", unparsed_lines(data), len(data),
-                                  f"not valid JSON for {cls.name}: {e}", stats)
+                                  why, stats)
             stats.bytes = 0
-            res = _unparsed_file(f, cls.name, f"not valid JSON for {cls.name}: {e}", stats)
+            res = _unparsed_file(f, cls.name, why, stats)
             return res
         _drain(parser, on_events, on_records)
         return FileResult(f.display, cls.name, "record", parser.acct, len(data), None, stats)

@@ -1,9 +1,10 @@
 """Property-based fuzzing of every parser (parsers.registry.ALL, line and document parsers)
 with hypothesis, on random text and on real lines mutated (issue 15, section 6).
 
-Properties, per case: no exception (a document parser may refuse a document that is not JSON
-with ``JSONDecodeError``/``UnicodeDecodeError``, which the driver turns into a counted, named
-file); the rows fit the Arrow schemas; and the line accounting holds: every line given is read
+Properties, per case: no exception (a document parser may refuse a document that is not JSON,
+or JSON of another shape than its source writes: ``parsers.driver.DOCUMENT_ERRORS``, which the
+driver turns into a file counted unparsed, with the reason, and no rows); the rows fit the
+Arrow schemas; and the line accounting holds: every line given is read
 once, and read = events + irrelevant + unparsed.
 
 Real lines come from sample_logs/ (every file but the notes) and from the string literals of
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 
 from parsers import progress_batch
 from parsers.base import DocumentParser, FileContext, LineParser, Parser
+from parsers.driver import DOCUMENT_ERRORS
 from parsers.reader import _valid_utf8, lines_series
 from parsers.registry import ALL
 from parsers.schema import ATTEMPTS, EVENTS
@@ -188,8 +190,8 @@ def run_document(cls: type[Parser], data: bytes, path: str) -> None:
     assert isinstance(p, DocumentParser)
     try:
         p.parse_document(data)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return  # the driver counts the file's lines unparsed, with a note
+    except DOCUMENT_ERRORS:  # not JSON, or not the shape of its source: the driver counts
+        return  # the file's lines unparsed, with the reason, and keeps none of its rows
     _check_rows(p)
     a = p.acct
     assert a.read == a.events + a.irrelevant + a.unparsed
@@ -270,6 +272,11 @@ def test_what_the_fuzzer_found() -> None:
     # sacct --json (Slurm 22.05) with an end time whose microseconds do not fit in int64
     doc = json.loads((ROOT / "sample_logs/real_formats/slurm/run1/sacct.json").read_text())
     doc["jobs"][0]["time"]["end"] = 17951795981953
+    run_document(SacctJsonParser, json.dumps(doc).encode(), "sacct.json")
+    # sacct --json with a job state that is not an object (true): AttributeError, now the
+    # file counted unparsed "not the structure sacct_json has"
+    doc = json.loads((ROOT / "sample_logs/real_formats/slurm/run1/sacct.json").read_text())
+    doc["jobs"][0]["state"] = True
     run_document(SacctJsonParser, json.dumps(doc).encode(), "sacct.json")
     # sacct --json with a job name that is not a string (true): ArrowTypeError
     doc = json.loads((ROOT / "sample_logs/real_formats/slurm/run1/sacct.json").read_text())
