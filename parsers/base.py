@@ -133,13 +133,46 @@ class RowSink:
     def drain(self) -> Iterator[pa.RecordBatch]:
         """Yield what was accumulated (as batches of ``self.schema``) and reset."""
         if self.cols[self.names[0]]:
-            yield pa.RecordBatch.from_pydict(self.cols, schema=self.schema)
+            try:
+                yield pa.RecordBatch.from_pydict(self.cols, schema=self.schema)
+            except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+                yield _coerced(self.cols, self.schema)
             self.cols = {n: [] for n in self.names}
         for frame in self.frames:
             yield frame_to_batch(frame, self.schema, self.defaults)
         self.frames = []
         yield from self.batches
         self.batches = []
+
+
+def _coerced(cols: dict[str, list[Any]], schema: pa.Schema) -> pa.RecordBatch:
+    """The batch, with values a column cannot hold made to fit: integers out of its range
+    (an iteration of 2**63, a stamp past year 294,000) and values of another type in a number
+    column become null (unknown, not a crash and not a wrapped-around number); a value of
+    another type in a string column (``true`` in a JSON document) becomes its text."""
+    arrays = []
+    for f in schema:
+        values = cols[f.name]
+        try:
+            arrays.append(pa.array(values, type=f.type))
+            continue
+        except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+            pass
+        if pa.types.is_string(f.type):
+            arrays.append(pa.array([v if v is None or isinstance(v, str) else str(v)
+                                    for v in values], type=f.type))
+            continue
+        arrays.append(pa.array([v if _fits(v, f.type) else None for v in values],
+                               type=f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _fits(v: Any, typ: pa.DataType) -> bool:
+    try:
+        pa.array([v], type=typ)
+    except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+        return False
+    return True
 
 
 def frame_to_batch(frame: pl.DataFrame, schema: pa.Schema,
@@ -212,6 +245,9 @@ class Parser:
 
 #: ``parse_chunk``'s ``prepared`` when ``prepare`` was not run for the chunk
 NOT_PREPARED: Any = object()
+#: a chunk of fewer lines is read line by line: the vectorised plan's fixed cost (several
+#: polars queries, each a round trip to its thread pool) is more than reading them in Python
+SMALL_CHUNK = 256
 
 
 class LineParser(Parser):
@@ -230,7 +266,7 @@ class LineParser(Parser):
 
         With a plan from ``vector_plan`` (see parsers/prefilter.py) only candidate lines go
         through ``parse_line``; without one, every line does."""
-        plan = self.vector_plan(lines) if len(lines) else None
+        plan = self.vector_plan(lines) if len(lines) >= SMALL_CHUNK else None
         if plan is not None:
             self.parse_planned(lines, first_line_no, plan)
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import deque
@@ -17,19 +18,25 @@ import pyarrow as pa
 
 from parsers import progress_batch, registry
 from parsers.base import Accounting, DocumentParser, FileContext, LineParser, Parser
+from parsers.filecheck import looks_binary, read_head_or_note, unparsed_lines, with_notes
 from parsers.reader import (
     CHUNK_BYTES,
+    CorruptInput,
     InputFile,
+    ReadStats,
     decode,
     iter_line_chunks,
     open_binary,
     prefetch,
-    read_head,
 )
 from parsers.schema import ATTEMPTS, EVENTS
 from parsers.text import TextParser
 
 BatchFn = Callable[[pa.RecordBatch], None]
+#: a document that is not JSON, or JSON of another shape than the parser's source writes (a
+#: field of another type): the file's lines are counted unparsed, with the reason, no rows
+DOCUMENT_ERRORS = (json.JSONDecodeError, UnicodeDecodeError, AttributeError, TypeError,
+                   KeyError, IndexError)
 
 
 @dataclass
@@ -40,6 +47,7 @@ class FileResult:
     acct: Accounting
     nbytes: int
     note: str | None = None  #: why a file was not parsed (unknown format, bad JSON ...)
+    stats: ReadStats | None = None  #: what reading found (hash, growth, cut lines)
 
 
 def _ctx(f: InputFile, tz: tzinfo, year: int | None) -> FileContext:
@@ -64,21 +72,28 @@ def _drain(p: Parser, on_events: BatchFn, on_records: BatchFn,
         on_records(b)
 
 
-def _unparsed_file(f: InputFile, source: str, note: str) -> FileResult:
+def _unparsed_file(f: InputFile, source: str, note: str, stats: ReadStats | None = None
+                   ) -> FileResult:
     """Count a file nobody can read: every line unparsed, first lines kept as samples."""
     acct = Accounting()
+    stats = stats if stats is not None else ReadStats()
     nbytes = 0
-    for lines, first, n in iter_line_chunks(f.path):
-        nbytes += n
-        for i, text in enumerate(lines.head(40).to_list(), start=first):
-            acct.note(2, i, text)
-        rest = len(lines) - min(len(lines), 40)
-        acct.read += rest
-        acct.unparsed += rest
-    return FileResult(f.display, source, "line", acct, nbytes, note)
+    try:
+        for lines, first, n in iter_line_chunks(f, stats=stats):
+            nbytes += n
+            for i, text in enumerate(lines.head(40).to_list(), start=first):
+                acct.note(2, i, text)
+            rest = len(lines) - min(len(lines), 40)
+            acct.read += rest
+            acct.unparsed += rest
+    except CorruptInput as e:
+        note = f"{note}; {e.why} after {e.after:,} bytes (the rest is lost)"
+    return FileResult(f.display, source, "line", acct, max(nbytes, stats.bytes),
+                      with_notes(note, stats), stats)
 
 
-def _prepared_chunks(parser: LineParser, path: Path, chunk_bytes: int = CHUNK_BYTES
+def _prepared_chunks(parser: LineParser, path: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
+                     stats: ReadStats | None = None
                      ) -> Iterator[tuple[pl.Series, int, int, Any]]:
     """(lines, first line number, bytes, prepared) per chunk, in order.
 
@@ -87,7 +102,7 @@ def _prepared_chunks(parser: LineParser, path: Path, chunk_bytes: int = CHUNK_BY
     chunk whose preparation has not started, it prepares that chunk itself (work stealing).
     On 2 cores that keeps the reading side, the slowest stage of a job log's ingest, from
     leaving a core idle: ~10% less wall time than one thread preparing two chunks ahead."""
-    chunks = prefetch(iter_line_chunks(path, chunk_bytes))
+    chunks = prefetch(iter_line_chunks(path, chunk_bytes, stats))
     try:
         if type(parser).prepare is LineParser.prepare:
             for lines, first, n in chunks:
@@ -112,18 +127,23 @@ def _prepared_chunks(parser: LineParser, path: Path, chunk_bytes: int = CHUNK_BY
 
 def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzinfo = UTC,
                year: int | None = None, source: str | type[Parser] | None = None,
-               on_progress: BatchFn | None = None) -> FileResult:
+               on_progress: BatchFn | None = None, stats: ReadStats | None = None
+               ) -> FileResult:
     """Parse one file with the named parser (or the sniffed one), streaming rows out.
 
     Event rows go to ``on_events`` as EVENTS batches; bulk progress rows come as compact
     PROGRESS batches (progress_batch.py) to ``on_progress`` if given, else expanded to EVENTS
-    and passed to ``on_events``."""
-    head = read_head(f.path)
+    and passed to ``on_events``. ``stats`` bounds the read and receives what it found; a file
+    that cannot be read or decompressed is returned with a note, never raised."""
+    stats = stats if stats is not None else ReadStats()
+    head = read_head_or_note(f, stats)
+    if isinstance(head, str):
+        return FileResult(f.display, "unknown", "line", Accounting(), 0, head, stats)
     note: str | None = None
     if source is None:
-        if b"\x00" in head[:4096]:
-            return _unparsed_file(f, "unknown", "binary file (NUL bytes); not a log")
-        cls, _score = registry.detect(decode(head), f.display)
+        if looks_binary(head):
+            return _unparsed_file(f, "unknown", "binary file, not a log", stats)
+        cls, _score = registry.detect(decode(head.replace(b"\x00", b"")), f.display)
         if cls is None:  # no known layout: the prefix and message layers on every line
             cls = TextParser
             note = "no known layout; read as text (every signature tried); name a source " \
@@ -135,24 +155,42 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
     ctx = _ctx(f, tz, year)
     parser = cls(ctx)
     if isinstance(parser, DocumentParser):
-        with open_binary(f.path) as fh:
-            data = fh.read()
+        try:
+            with open_binary(f) as fh:
+                data = fh.read()
+        except CorruptInput as e:
+            return FileResult(f.display, "unknown", "record", Accounting(), 0,
+                              f"quarantined: {e}", stats)
+        stats.bytes = len(data)
+        if stats.hash:
+            stats.sha256 = hashlib.sha256(data).hexdigest()
         try:
             parser.parse_document(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            res = _unparsed_file(f, cls.name, f"not valid JSON for {cls.name}: {e}")
+        except DOCUMENT_ERRORS as e:
+            why = (f"not valid JSON for {cls.name}: {e}" if isinstance(e, ValueError) else
+                   f"not the structure {cls.name} has ({type(e).__name__}: {e})")
+            if f.stream is not None:  # read once: count the lines from what was read
+                return FileResult(f.display, cls.name, "line", unparsed_lines(data), len(data),
+                                  why, stats)
+            stats.bytes = 0
+            res = _unparsed_file(f, cls.name, why, stats)
             return res
         _drain(parser, on_events, on_records)
-        return FileResult(f.display, cls.name, "record", parser.acct, len(data))
+        return FileResult(f.display, cls.name, "record", parser.acct, len(data), None, stats)
     assert isinstance(parser, LineParser)
     nbytes = 0
-    for lines, first, n, prep in _prepared_chunks(parser, f.path):
-        parser.parse_chunk(lines, first, prep)
-        nbytes += n
-        _drain(parser, on_events, on_records, on_progress)
+    try:
+        for lines, first, n, prep in _prepared_chunks(parser, f, stats=stats):
+            parser.parse_chunk(lines, first, prep)
+            nbytes += n
+            _drain(parser, on_events, on_records, on_progress)
+    except CorruptInput as e:  # the lines before the damage are kept, the rest is named lost
+        note = "; ".join(x for x in (f"quarantined after {e.after:,} bytes: {e.why} "
+                                     "(the rest is lost)", note) if x)
     parser.finish()
     _drain(parser, on_events, on_records, on_progress)
-    return FileResult(f.display, cls.name, "line", parser.acct, nbytes, note)
+    return FileResult(f.display, cls.name, "line", parser.acct, max(nbytes, stats.bytes),
+                      with_notes(note, stats), stats)
 
 
 def parse_text(cls: type[Parser], text: str, path: str = "test.log", *, tz: tzinfo = UTC,

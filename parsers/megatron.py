@@ -57,7 +57,8 @@ _SAVE_SCHED = re.compile(r"^\s*scheduled an async checkpoint save at iteration\s
 _LOADING = re.compile(
     r"^\s*loading (?:release |distributed |local )?checkpoint from \S+(?: at iteration (\d+))?")
 _LOADED = re.compile(r"^\s*successfully loaded checkpoint from .*? at iteration (\d+)")
-_TIMER = re.compile(r"^\s+([\w/.\-]+(?: [\w/.\-]+)*) \.*: \(?([0-9.]+)(?:, ([0-9.]+)\))?\s*$")
+_NUM = r"(?:\d+(?:\.\d*)?|\.\d+)"  # a number, not a lone "." (float() refuses it)
+_TIMER = re.compile(rf"^\s+([\w/.\-]+(?: [\w/.\-]+)*) \.*: \(?({_NUM})(?:, ({_NUM})\))?\s*$")
 _DATETIME = re.compile(r"^\[([^\]]+)\] datetime[:=] ?\d{4}-")
 _ARG = re.compile(r"^\s+\w+ \.{3,} ")
 #: old timers (megatron/timers.py before core): ``time (ms) | forward: 1.0 | save-checkpoint: 2.0``

@@ -24,7 +24,8 @@ class OwnDocumentParser(DocumentParser):
 
     def parse_document(self, data: bytes) -> None:
         doc = json.loads(data)
-        self.acct.note(NOISE, 1, str(doc.get("schema", ""))[:100])
+        schema = doc.get("schema", "") if isinstance(doc, dict) else ""  # --source on any JSON
+        self.acct.note(NOISE, 1, str(schema)[:100])
 
 
 PARSERS = [OwnDocumentParser]

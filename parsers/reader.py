@@ -1,104 +1,92 @@
-"""Finding input files and reading them as chunks of lines, with bounded memory.
+"""Reading an input as chunks of lines, with bounded memory.
 
-Inputs: files, directories (recursive, sorted), shell-style globs; gzip is detected by its magic
-bytes, whatever the name. Lines are returned per chunk (``CHUNK_BYTES``, cut at a newline) as a
-polars String Series built without copying the text: the chunk's bytes stay one buffer and each
-line is an Arrow string view into it. ``\\n`` and a ``\\r`` before it are not part of a line.
-Invalid UTF-8 is replaced (U+FFFD) rather than rejected, so no line is lost to its encoding.
+Lines are returned per chunk (``CHUNK_BYTES``, cut at a newline) as a polars String Series
+built without copying the text: the chunk's bytes stay one buffer and each line is an Arrow
+string view into it. ``\\n`` and a ``\\r`` before it are not part of a line. Invalid UTF-8 is
+replaced (U+FFFD) rather than rejected, so no line is lost to its encoding.
+
+Choices that keep a run finite and bounded (what ``ReadStats`` reports back):
+
+* A plain file is read up to its size when it was first opened (``ReadStats.limit``, else
+  ``fstat`` at opening): a live log that keeps growing is read as it was then, not chased
+  (``grew`` says it changed).
+* A line is cut once more than ``MAX_LINE_BYTES`` of it have been read without a newline: the
+  first ``MAX_LINE_BYTES`` stay one line, the rest of it up to the next newline is counted in
+  ``cut_bytes`` and not kept (a 400 MB file without newlines is read in bounded memory).
+* The content hash (SHA-256 of the bytes read, after decompression) is computed while reading
+  when asked (``ReadStats.hash``): one pass over the data, on the reader thread.
+
+Finding inputs is ``parsers.inputs``; opening (decompression, streams) ``parsers.compressed``.
 """
 
 from __future__ import annotations
 
-import glob
-import gzip
+import hashlib
 import os
 import queue
 import threading
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from parsers.compressed import (
+    CorruptInput,
+    Decompressed,
+    compression,
+    decompress_head,
+    open_binary,
+)
+from parsers.inputs import InputError, InputFile, Inputs, expand_inputs, find_inputs
+
+__all__ = ["CHUNK_BYTES", "CorruptInput", "InputError", "InputFile", "Inputs", "ReadStats",
+           "compression", "expand_inputs", "find_inputs", "iter_line_chunks", "lines_series",
+           "open_binary", "prefetch", "read_head"]
+
 CHUNK_BYTES = 8 << 20
+MAX_LINE_BYTES = 16 << 20  #: longer lines are cut here (the rest counted, not kept)
 T = TypeVar("T")
 SNIFF_BYTES = 64 << 10
-_SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
-_SKIP_SUFFIXES = {".parquet", ".duckdb", ".wal", ".png", ".pdf", ".html", ".pyc"}
-#: documentation beside logs (a sample's NOTES.md); skipped inside directories and counted
-_DOC_SUFFIXES = {".md", ".rst"}
 
 
-class InputError(ValueError):
-    """An input path that cannot be read; the message says what to do."""
+@dataclass
+class ReadStats:
+    """What reading one input found; filled by ``iter_line_chunks`` (on the reader thread)."""
+
+    limit: int | None = None  #: read at most this many bytes of a plain file (None: its size)
+    hash: bool = False  #: compute ``sha256`` while reading
+    sha256: str | None = None  #: of the bytes read (decompressed)
+    bytes: int = 0  #: bytes read (decompressed)
+    grew: bool = False  #: the file was longer after reading than when opened
+    cut_lines: int = 0  #: lines cut at MAX_LINE_BYTES
+    cut_bytes: int = 0  #: bytes of those lines not kept
+    compression: str | None = None
 
 
-@dataclass(frozen=True)
-class InputFile:
-    path: Path
-    display: str  #: the path as shown to the user and stored in ``file`` columns
+def read_head(src: Path | InputFile) -> bytes:
+    """The first ``SNIFF_BYTES`` (decompressed) of an input; a stream keeps them for its read.
+    A corrupt compressed input raises ``CorruptInput``."""
+    f = src if isinstance(src, InputFile) else InputFile(src, str(src))
+    if f.stream is not None:
+        raw = f.stream.peek(SNIFF_BYTES)
+        if compression(raw) is None:
+            return raw
+        # a compressed stream: decompress what was peeked (the stream itself is read later)
+        return decompress_head(raw, f.display, SNIFF_BYTES)
+    with open_binary(f) as fh:
+        return _read_full(fh, SNIFF_BYTES)
 
 
-def expand_inputs(paths: list[str], skipped: list[str] | None = None) -> list[InputFile]:
-    """Files named by ``paths`` (files, directories, globs), sorted, without duplicates.
-
-    Inside directories, our own outputs (Parquet, DuckDB, reports) and documentation files
-    (``*.md``, ``*.rst``) are not logs: they are left out and appended to ``skipped`` so the
-    caller can say so. A file named explicitly is always read."""
-    out: list[InputFile] = []
-    seen: set[Path] = set()
-    for given in paths:
-        candidates: list[Path]
-        if os.path.exists(given):
-            candidates = [Path(given)]
-        else:
-            matches = sorted(glob.glob(given, recursive=True))
-            if not matches:
-                raise InputError(f"no such file, directory or glob match: {given!r}; "
-                                 "give log files, directories or a quoted glob")
-            candidates = [Path(m) for m in matches]
-        for c in candidates:
-            for f in _walk(c, skipped if skipped is not None else []):
-                key = f.resolve()
-                if key not in seen:
-                    seen.add(key)
-                    out.append(InputFile(f, str(f)))
-    return out
-
-
-def _walk(p: Path, skipped: list[str]) -> Iterator[Path]:
-    if p.is_dir():
-        for root, dirs, files in os.walk(p):
-            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-            for name in sorted(files):
-                f = Path(root) / name
-                if f.suffix.lower() in _SKIP_SUFFIXES or f.suffix.lower() in _DOC_SUFFIXES:
-                    skipped.append(str(f))
-                else:
-                    yield f
-    elif p.is_file():
-        yield p
-    else:
-        raise InputError(f"{str(p)!r} is neither a file nor a directory")
-
-
-def open_binary(path: Path) -> BinaryIO:
-    """Open a file, transparently decompressing gzip (detected by magic bytes)."""
-    f = open(path, "rb")  # noqa: SIM115 - returned to the caller
-    magic = f.read(2)
-    f.seek(0)
-    if magic == b"\x1f\x8b":
-        f.close()
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return f
-
-
-def read_head(path: Path) -> bytes:
-    with open_binary(path) as f:
-        return f.read(SNIFF_BYTES)
+def _read_full(fh: Any, n: int) -> bytes:
+    """Up to ``n`` bytes (fewer only at the end: a zstd reader may return short reads)."""
+    out = bytearray()
+    while len(out) < n and (got := fh.read(n - len(out))):
+        out += got
+    return bytes(out)
 
 
 def decode(data: bytes) -> str:
@@ -160,43 +148,80 @@ def lines_series(data: bytes | bytearray | memoryview) -> pl.Series:
     return s.alias("line")
 
 
-def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES
-                     ) -> Iterator[tuple[pl.Series, int, int]]:
-    """Yield (lines, first line number (1-based), bytes in chunk) for a text file.
+def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
+                     stats: ReadStats | None = None) -> Iterator[tuple[pl.Series, int, int]]:
+    """Yield (lines, first line number (1-based), bytes consumed) for a text input.
 
     Each chunk is read into a buffer after the previous chunk's unfinished last line, so the
     text is copied once (by the read) and the lines are views into that buffer. Buffers are
     reused once no Series views them any more (``_buffer``), which saves the kernel zeroing
-    fresh pages for every chunk."""
+    fresh pages for every chunk. ``stats`` (if given) bounds the read and receives what it
+    found (see ``ReadStats``)."""
+    st = stats if stats is not None else ReadStats()
+    f = src if isinstance(src, InputFile) else InputFile(src, str(src))
+    hasher = hashlib.sha256() if st.hash else None
     line_no = 1
     rest = b""
+    skipping = False  #: inside a line already cut at MAX_LINE_BYTES: drop up to its newline
     pool: list[bytearray] = []
-    with open_binary(path) as f:
-        left = None if isinstance(f, gzip.GzipFile) else os.fstat(f.fileno()).st_size
-        while True:
-            want = chunk_bytes if left is None else max(1, min(chunk_bytes, left))
+    with open_binary(f) as fh:
+        plain = f.stream is None and not isinstance(fh, Decompressed)
+        st.compression = fh.kind if isinstance(fh, Decompressed) else None
+        left: int | None = None
+        if plain:
+            opened = os.fstat(fh.fileno()).st_size
+            left = opened if st.limit is None else min(st.limit, opened)
+            st.limit = left
+        while left is None or left > 0:
+            want = chunk_bytes if left is None else min(chunk_bytes, left)
             buf = _buffer(pool, len(rest) + want)
             buf[: len(rest)] = rest
-            got = f.readinto(memoryview(buf)[len(rest):])  # type: ignore[attr-defined]
+            got = fh.readinto(memoryview(buf)[len(rest):])
             if not got:
+                pool.append(buf)
                 break
+            if hasher is not None:
+                hasher.update(memoryview(buf)[len(rest): len(rest) + got])
+            st.bytes += got
             if left is not None:
                 left -= got
-            size = len(rest) + got
-            cut = buf.rfind(b"\n", 0, size)
+            size, start = len(rest) + got, 0
+            if skipping:  # rest is empty here
+                nl = buf.find(b"\n", 0, size)
+                st.cut_bytes += size if nl < 0 else nl
+                if nl < 0:
+                    pool.append(buf)
+                    continue
+                skipping, start = False, nl + 1
+            cut = buf.rfind(b"\n", start, size)
             if cut < 0:
-                rest = bytes(buf[:size])
+                if size - start > MAX_LINE_BYTES:  # cut the line; count and drop the rest
+                    line = bytes(buf[start: start + MAX_LINE_BYTES]) + b"\n"
+                    st.cut_lines += 1
+                    st.cut_bytes += size - start - MAX_LINE_BYTES
+                    skipping, rest = True, b""
+                    pool.append(buf)
+                    yield lines_series(_valid_utf8(line)), line_no, size - start
+                    line_no += 1
+                    continue
+                rest = bytes(buf[start:size])
                 pool.append(buf)
                 continue
             rest = bytes(buf[cut + 1: size])
             del buf[cut + 1:]
+            if start:
+                del buf[:start]
             s = lines_series(_valid_utf8(buf))
             pool.append(buf)
-            yield s, line_no, cut + 1
+            yield s, line_no, cut + 1 - start + (start if start else 0)
             line_no += len(s)
+        if plain:
+            st.grew = os.fstat(fh.fileno()).st_size > (st.limit or 0)
     if rest:
         s = lines_series(_valid_utf8(rest + b"\n"))
         yield s, line_no, len(rest)
+    if hasher is not None:
+        st.sha256 = hasher.hexdigest()
 
 
 _POOL = 6  #: buffers kept for reuse (prefetch depth + the chunk being parsed + slack)

@@ -101,6 +101,10 @@ LINE_ACCOUNTING = pa.schema(
         _f("irrelevant", pa.int64(), "of which were recognised and carry no signal", False),
         _f("unparsed", pa.int64(), "of which no rule recognised (samples kept)", False),
         _f("bytes", pa.int64(), "bytes read (after decompression)", False),
+        _f("note", pa.string(), "why a file was not (fully) read: not a log, quarantined "
+           "(corrupt compressed data), duplicate, grew while read, lines cut"),
+        _f("duplicate_of", pa.string(), "the earlier input with the same content (this one "
+           "was not read again)"),
     ]
 )
 

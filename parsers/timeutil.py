@@ -6,9 +6,10 @@ Rules (documented in the README, section "Time"):
 * A stamp without a zone (Slurm's ``2024-05-01T12:00:00.123``, Python logging's
   ``2024-05-01 12:00:00,123``, ``dmesg -T``) is read in ``--tz`` (default UTC): ``assumed_tz``.
 * A stamp without a year (RFC 3164 syslog ``May  1 12:00:00``, ``journalctl -o short``) gets
-  the year of the file's mtime (or ``--year``); if the first stamp's month is after the mtime's
-  month the file is taken to have started the year before; each time the month goes back
-  (Dec -> Jan) the year advances by one: ``inferred_year``.
+  the year of the file's mtime (or ``--year``, the year of the file's first such stamp); if the
+  first stamp's month is after the mtime's month the file is taken to have started the year
+  before; each time the month goes back by more than six (Dec -> Jan) the year advances by one,
+  with or without ``--year`` (a month or two back is lines out of order): ``inferred_year``.
 """
 
 from __future__ import annotations
@@ -113,17 +114,14 @@ class YearInference:
         has = np.flatnonzero(m > 0)
         if not has.size:
             return out
-        if self.fixed is not None:
-            out[has] = self.fixed
-            return out
         seq = m[has]
         prev = np.concatenate(([self.last_month], seq[:-1]))
         if self.year is None:
             start = self.ref_year - 1 if seq[0] > self.ref_month else self.ref_year
-            roll = np.concatenate(([0], (seq[1:] < seq[:-1]).astype(np.int64)))
+            roll = np.concatenate(([0], (seq[1:] < seq[:-1] - 6).astype(np.int64)))
         else:
             start = self.year
-            roll = (seq < prev).astype(np.int64)
+            roll = (seq < prev - 6).astype(np.int64)
         ys = start + np.cumsum(roll)
         out[has] = ys
         self.year, self.last_month = int(ys[-1]), int(seq[-1])
@@ -132,11 +130,10 @@ class YearInference:
     def year_for(self, month: int) -> int:
         if self.pinned is not None:
             return self.pinned
-        if self.fixed is not None:
-            return self.fixed
+        # --year (``fixed``) is the year of the file's first stamp; Dec -> Jan still advances
         if self.year is None:
             self.year = self.ref_year - 1 if month > self.ref_month else self.ref_year
-        elif month < self.last_month:
+        elif month < self.last_month - 6:  # Dec -> Jan; a month or two back is lines out of order
             self.year += 1
         self.last_month = month
         return self.year

@@ -99,6 +99,7 @@ def test_bad_tz_and_source_are_usage_errors(tmp_path: Path) -> None:
     rc, out, err = run3("ingest", str(f), "--out", str(tmp_path / "o"), "--source", "nope")
     assert (rc, out) == (2, "")
     assert "Error: Invalid value for '--source': unknown source 'nope'; choose one of: " in err
+    assert not (tmp_path / "o").exists()  # nothing was started
 
 
 def test_rules_file_with_a_bad_regex_names_the_line(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,19 @@ from typing import Any
 import click
 
 from pipeline.cli import output
-from pipeline.cli.options import inputs, rules_opt, source_opt, tz_opt, year_opt
+from pipeline.cli.options import (
+    gather,
+    input_warnings,
+    jobs_opt,
+    manifest_fields,
+    rules_opt,
+    scheduler_opt,
+    source_opt,
+    tz_of,
+    tz_opt,
+    utf8_file,
+    year_opt,
+)
 from pipeline.units import parse_duration
 
 
@@ -22,6 +35,7 @@ from pipeline.units import parse_duration
 @output.format_option("table", "json", "csv", aliases=("json", "csv"),
                       what="the analysis (csv: the decomposition per run)")
 @click.option("--run-map", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              callback=utf8_file,
               help="CSV job_id,run: which run each job belongs to (default: by job name).")
 @click.option("--ideal-step-time", default=None, metavar="DURATION",
               help="Healthy step time t* (e.g. 2.35s) instead of the median measured one.")
@@ -50,13 +64,16 @@ from pipeline.units import parse_duration
 @tz_opt
 @year_opt
 @rules_opt
+@jobs_opt
+@scheduler_opt
 @output.verbosity_options
 def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Path | None,
                 ideal_step_time: str | None, window_before: str, window_after: str,
                 clock_skew: str, max_skew: str, skew_tolerance: str,
                 job_output: tuple[str, ...], strict: bool, with_report: bool,
-                source: str | None, tz: tzinfo, year: int | None,
-                rules_files: tuple[Path, ...]) -> None:
+                source: str | None, tz: str, year: int | None,
+                rules_files: tuple[Path, ...], jobs: int | None,
+                scheduler: str | None) -> None:
     """Realized TOR: ingest the logs, then split each run's wall time exactly.
 
     Links attempts into runs, rebuilds each attempt's progress, splits T_obs into T_opt,
@@ -73,13 +90,32 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
     fmt = output.chosen_format(fmt)
     ideal = parse_duration(ideal_step_time) if ideal_step_time else None
     before, after = parse_duration(window_before), parse_duration(window_after)
-    files = inputs(paths)
+    found = gather(paths)
+    output.input_notes(input_warnings(found))
     link = {"job_output": list(job_output), "clock_skew": clock_skew == "auto",
             "max_skew_s": parse_duration(max_skew),
             "skew_tolerance_s": parse_duration(skew_tolerance)}
-    result, _models, rates_docs = _run(files, out, run_map, ideal, before, after, source, tz,
-                                      year, rules_files, link)
-    written = _report(out, result, rates_docs) if with_report else []
+    from pipeline.ingest.outputs import Writer
+
+    with Writer(out, "analyze") as w:
+        stage = w.path  # everything is built here; `out` changes only at the commit
+        ingested, result, rates_docs = _run(found.files, stage, run_map, ideal, before, after,
+                                            _Ingest(source, tz_of(tz), year, rules_files,
+                                                    jobs, scheduler), link)
+        written = _report(stage, result, rates_docs) if with_report else []
+        w.commit(**manifest_fields("analyze", paths, out, found, ingested,
+                                   tz=tz, year=year, source=source,
+                                   rules=[str(r) for r in rules_files],
+                                   run_map=str(run_map) if run_map else None,
+                                   ideal_step_time=ideal_step_time,
+                                   window_before=window_before, window_after=window_after,
+                                   job_output=list(job_output), clock_skew=clock_skew,
+                                   max_skew=max_skew, skew_tolerance=skew_tolerance))
+    for d, f in ingested.duplicates:
+        output.status(f"note: {d} has the same content as {f}; read once")
+    for q in ingested.quarantined:
+        click.echo(f"warning: {q}: corrupt compressed file, quarantined (see "
+                   "line_accounting.note)", err=True)
     if fmt == "json":
         click.echo(output.dumps(result))
     elif fmt == "csv":
@@ -96,10 +132,10 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
             if r.get("model"):
                 click.echo("\n" + render_model(r["model"], r.get("approx")))
     for path in rates_docs:
-        output.status(f"Fitted rates: {path} (tormortem fit {out} prints them; "
+        output.status(f"Fitted rates: {out / path.name} (tormortem fit {out} prints them; "
                       f"tormortem plan --rates {out} answers what-ifs)")
     for path in written:
-        output.status(f"Report: {path}")
+        output.status(f"Report: {out / path.name}")
     n_warn = len(result.get("warnings") or [])
     if strict and n_warn:
         raise click.ClickException(
@@ -107,34 +143,45 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
             f"they are in warnings[] of {out / 'analysis.json'}")
 
 
+@dataclass(frozen=True)
+class _Ingest:
+    source: str | None
+    tz: tzinfo
+    year: int | None
+    rules_files: tuple[Path, ...]
+    jobs: int | None
+    scheduler: str | None
+
+
 def _run(files: list[Any], out: Path, run_map: Path | None, ideal: float | None,
-         before: float, after: float, source: str | None, tz: tzinfo, year: int | None,
-         rules_files: tuple[Path, ...], link: dict[str, Any]
-         ) -> tuple[dict[str, Any], list[dict[str, Any]], list[Path]]:
+         before: float, after: float, how: _Ingest, link: dict[str, Any]
+         ) -> tuple[Any, dict[str, Any], list[Path]]:
     from pipeline.analyze.run import analyze_db
     from pipeline.cli.progress import ingest_progress
     from pipeline.ingest.run import ingest
     from pipeline.model.outputs import attach_models, write_rates
     from pipeline.report.terminal import size
 
-    total = sum(f.path.stat().st_size for f in files if f.path.exists())
+    total = sum(f.path.stat().st_size for f in files
+                if f.stream is None and f.path.exists())
     with output.Phase("ingest", f"{len(files):,} files, {size(total)}"), \
             ingest_progress(files) as advance:
-        ingest(files, out, tz=tz, year=year, source=source, extra_rules=list(rules_files),
-               progress=advance)
+        ingested = ingest(files, out, tz=how.tz, year=how.year, source=how.source,
+                          extra_rules=list(how.rules_files), progress=advance,
+                          jobs=how.jobs, scheduler=how.scheduler)
     with output.Phase("analyze", "attempts, runs, decomposition, root causes, fail-slow"):
         result = analyze_db(out / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
                             before_s=before, after_s=after, **link)
         (out / "analysis.json").write_text(output.dumps(result) + "\n")
     with output.Phase("fit", "rates, model"):
         rates_docs = write_rates(out, result)
-        models = attach_models(out, result, rates_docs)
+        attach_models(out, result, rates_docs)
         from pipeline.model.predicted import report_model
 
         model = report_model(result)
         if model is not None:
             (out / "model.json").write_text(json.dumps(model, indent=2) + "\n")
-    return result, models, rates_docs
+    return ingested, result, rates_docs
 
 
 def _report(out: Path, result: dict[str, Any], rates_docs: list[Path]) -> list[Path]:

@@ -26,21 +26,27 @@ def fit_cmd(directory: Path, fmt: str | None) -> None:
       tormortem analyze logs/ --out /tmp/tm && tormortem fit /tmp/tm
       tormortem fit /tmp/tm --format csv
     """
+    from pipeline.ingest.outputs import OutputError, Writer, verify
     from pipeline.model.outputs import write_rates
     from pipeline.report.rates_text import RATE_COLUMNS, rates_rows, render_rates
 
     fmt = output.chosen_format(fmt)
     path = directory / "analysis.json"
-    if not path.exists():
-        raise click.ClickException(f"{path} not found; run `tormortem analyze LOGS --out "
-                                   f"{directory}` first")
-    analysis = json.loads(path.read_text())
-    paths = write_rates(directory, analysis)
-    if not paths:
-        raise click.ClickException(
-            f"{path}: no run has progress lines, so there is no healthy step time to express "
-            "rates against; add the job output (training progress) to the analysis")
-    docs = [json.loads(p.read_text()) for p in paths]
+    try:
+        with Writer(directory, "analyze", carry=True) as w:  # rates.json is rewritten in place
+            verify(directory, need=["analysis.json", "tormortem.duckdb"], stage="analyze")
+            analysis = json.loads(path.read_text())
+            written = write_rates(directory, analysis, dest=w.path)
+            if not written:
+                raise click.ClickException(
+                    f"{path}: no run has progress lines, so there is no healthy step time to "
+                    "express rates against; add the job output (training progress) to the "
+                    "analysis")
+            docs = [json.loads(p.read_text()) for p in written]
+            paths = [directory / p.name for p in written]
+            w.commit()
+    except OutputError as e:  # also when the command is used on its own (tests)
+        raise click.ClickException(str(e)) from None
     if fmt == "json":
         click.echo(output.dumps(docs[0] if len(docs) == 1 else docs))
     elif fmt == "csv":

@@ -13,12 +13,16 @@ Errors: library errors that carry a user-facing message become ``Error: ...`` in
 (``_Group.invoke``): those about the command line (a malformed duration, a bad --what-if, an
 unknown --source or --tz, a path argument that does not exist) exit 2 like click's own usage
 errors; those about what was read (a bad rules or rates file, nothing to analyse) exit 1.
+
+Signals: SIGINT and SIGTERM stop a command with exit code 130 and 143 (128 + the signal),
+leaving output folders as they were (``_Group.main``; ``pipeline.ingest.signals``).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 from typing import Any
 
@@ -33,8 +37,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sources": ("pipeline.cli.sources:sources_cmd",
                 "List the log sources tormortem reads (names for --source)."),
     "ingest": ("pipeline.cli.ingest:ingest_cmd",
-               "Parse log files, directories (recursive), globs or .gz files into Parquet + "
-               "DuckDB."),
+               "Parse log files, directories (recursive), globs, - (stdin) or compressed files "
+               "(.gz, .bz2, .xz, .zst) into Parquet + DuckDB."),
     "explain": ("pipeline.cli.explain:explain_cmd",
                 "What tormortem makes of each line that carries a signal."),
     "analyze": ("pipeline.cli.analyze:analyze_cmd",
@@ -65,7 +69,8 @@ USAGE_ERRORS = ("parsers.reader.InputError", "parsers.registry.UnknownSourceErro
 FAILURES = ("parsers.timeutil.TimeError", "pipeline.ingest.ruletable.RulesError",
             "parsers.hostlist.HostlistError", "pipeline.analyze.run.AnalysisError",
             "pipeline.model.rates.RatesError", "pipeline.simulate.run.SimulateError",
-            "pipeline.report.pdf.PdfError")
+            "pipeline.report.pdf.PdfError", "pipeline.ingest.outputs.OutputError",
+            "pipeline.ingest.parallel.ParallelError")
 
 
 def _is_one_of(e: BaseException, names: tuple[str, ...]) -> bool:
@@ -78,6 +83,14 @@ def _is_one_of(e: BaseException, names: tuple[str, ...]) -> bool:
         if m is not None and isinstance(e, getattr(m, cls)):
             return True
     return False
+
+
+#: this process is the ``tormortem`` command (not a library user such as a test runner)
+_PROCESS = os.path.basename(sys.argv[0]) == "tormortem"
+
+
+def _quiet_exit(signum: int, _frame: object) -> None:
+    os._exit(128 + signum)
 
 
 class _Group(click.Group):
@@ -101,12 +114,38 @@ class _Group(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's main, with SIGINT/SIGTERM turned into exit codes 130/143 (no traceback,
+        no "Aborted!"): the library's writers leave the previous output in place."""
+        import threading
+
+        from pipeline.ingest.signals import Interrupted, install_signal_handlers
+
+        old = (install_signal_handlers()
+               if threading.current_thread() is threading.main_thread() else None)
+        try:
+            try:
+                return super().main(*args, **kwargs)
+            finally:
+                if old is not None:  # the command is over: a signal now just ends the process
+                    for s in old:
+                        signal.signal(s, _quiet_exit if _PROCESS else old[s])
+        except Interrupted as e:
+            click.echo(f"\ninterrupted ({e}): stopped; an output folder holds its previous "
+                       "output, or the new one if it was complete before the signal", err=True)
+            sys.exit(128 + e.signum)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:
+            from pipeline.ingest.signals import as_interrupt
+
+            signalled = as_interrupt(e)
+            if signalled is not None:
+                raise signalled from None
             raise _as_click_error(e) from None
 
 
@@ -116,6 +155,12 @@ def _as_click_error(e: Exception) -> click.ClickException:
     if _is_one_of(e, FAILURES):
         return click.ClickException(str(e))
     if isinstance(e, OSError):
+        import errno
+
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return click.ClickException(
+                f"no space left on device{f' writing {e.filename}' if e.filename else ''}"
+                "; free space or choose another --out")
         where = f" {e.filename}" if e.filename else ""
         return click.ClickException(
             f"cannot access{where}: {e.strerror or e}; check the path and permissions")

@@ -70,6 +70,16 @@ def warn(msg: str) -> None:
     click.echo(f"warning: {msg}", err=True)
 
 
+def input_notes(lines: list[str]) -> None:
+    """What the walk of the inputs could not or would not read (``options.input_warnings``):
+    its ``warning:`` lines always, its ``note:`` lines unless -q."""
+    for line in lines:
+        if line.startswith("warning:"):
+            click.echo(line, err=True)
+        else:
+            status(line)
+
+
 class Phase:
     """``with Phase("analyze", "runs, decomposition, root causes"):`` -- one status line when
     the phase starts; with -v its duration when it ends."""

@@ -40,7 +40,17 @@ def _dur(name: str, v: str | None) -> float | None:
 
 def rates_path(given: Path) -> Path:
     """A rates file, or the rates.json of an analysed directory; an analysis file is named
-    as such (its rates are beside it)."""
+    as such (its rates are beside it). A directory must be a complete output folder, and a
+    file inside one must be the one its manifest lists (``pipeline.ingest.outputs.verify``)."""
+    from pipeline.ingest.outputs import MANIFEST, OutputError, verify
+
+    try:
+        if given.is_dir():
+            verify(given)
+        elif (given.parent / MANIFEST).exists():
+            verify(given.parent, need=[given.name])
+    except OutputError as e:
+        raise click.ClickException(str(e)) from None
     if given.is_dir():
         p = given / "rates.json"
         if p.is_file():

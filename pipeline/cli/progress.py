@@ -69,8 +69,8 @@ def ingest_progress(files: list[InputFile], *, enabled: bool = True,
 
     sizes = []
     for f in files:
-        try:
-            sizes.append(f.path.stat().st_size)
+        try:  # stdin and FIFOs have no size
+            sizes.append(0 if f.stream is not None else f.path.stat().st_size)
         except OSError:
             sizes.append(0)
     state = {"done": 0, "index": 0}

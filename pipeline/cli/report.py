@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -53,13 +56,40 @@ def report(directory: Path, out: Path | None, rates_path: Path | None,
       tormortem report reports/demo
       tormortem report reports/demo --rates rates.json --model model.json --no-pdf
     """
+    from pipeline.ingest.outputs import OutputError, Writer, reading, verify
+
+    target = out or directory
+    try:
+        if target.resolve() == directory.resolve():  # report.html/pdf join the output's files
+            with Writer(directory, "analyze", carry=True) as w:
+                verify(directory, need=["analysis.json"], stage="analyze")
+                html, pdf, secs = _render(directory, w.path, rates_path, model_path, no_pdf,
+                                          pdf_engine)
+                w.commit()
+        else:
+            with reading(directory, need=["analysis.json"], stage="analyze"):
+                target.mkdir(parents=True, exist_ok=True)
+                stage = Path(tempfile.mkdtemp(prefix=".tormortem-report-", dir=target))
+                try:
+                    html, pdf, secs = _render(directory, stage, rates_path, model_path, no_pdf,
+                                              pdf_engine)
+                    for p in (html, pdf):
+                        if p is not None:
+                            os.replace(p, target / p.name)
+                finally:
+                    shutil.rmtree(stage, ignore_errors=True)
+    except OutputError as e:  # also when the command is used on its own (tests)
+        raise click.ClickException(str(e)) from None
+    output.status(f"wrote {target / html.name}" + (f" and {target / pdf.name}" if pdf else "")
+                  + f" in {secs:.1f} s")
+
+
+def _render(directory: Path, dest: Path, rates_path: Path | None, model_path: Path | None,
+            no_pdf: bool, pdf_engine: str) -> tuple[Path, Path | None, float]:
     from pipeline.model import rates as rates_mod
     from pipeline.report.html import PdfError, write_report
 
     analysis_path = directory / "analysis.json"
-    if not analysis_path.exists():
-        raise click.ClickException(
-            f"{analysis_path} not found; run `tormortem analyze LOGS --out {directory}` first")
     analysis = _json(analysis_path, "analysis")
     if not str(analysis.get("schema", "")).startswith("tormortem.analysis/"):
         raise click.ClickException(f"{analysis_path}: not a tormortem analysis "
@@ -80,13 +110,12 @@ def report(directory: Path, out: Path | None, rates_path: Path | None,
     model = _json(model_path, "model") if model_path is not None else None
     t0 = time.perf_counter()
     try:
-        html, pdf = write_report(out or directory, analysis, rates, model,
+        html, pdf = write_report(dest, analysis, rates, model,
                                  db=directory / "tormortem.duckdb", pdf=not no_pdf,
                                  engine=pdf_engine, on_phase=report_phase)
     except PdfError as e:
         raise click.ClickException(str(e)) from None
-    output.status(f"wrote {html}" + (f" and {pdf}" if pdf else "")
-                  + f" in {time.perf_counter() - t0:.1f} s")
+    return html, pdf, time.perf_counter() - t0
 
 
 def report_phase(name: str) -> None:

@@ -12,8 +12,11 @@ output folder:
 * ``rules`` (the rule table, ``rules/*.csv``) and the view ``classified_events``.
 
 Modules: ``run`` (``ingest()``), ``sink`` (Parquet + DuckDB writers), ``ruletable`` (the
-taxonomy as data), ``explain`` (the same parse and classification, returned as records), and
-``sql/`` (``events_anchored``, ``classified_events``).
+taxonomy as data), ``explain`` (the same parse and classification, streamed as records),
+``dedup`` (duplicate content and corrupt compressed files, before parsing), ``outputs``
+(atomic, locked output folders with ``manifest.json``; the CLI writes through it, and
+``report``/``fit``/``plan`` read through it), and ``sql/`` (``events_anchored``,
+``classified_events``).
 
 May import: ``parsers`` and ``pipeline.units``.
 """

@@ -21,7 +21,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from parsers.reader import InputFile
+from parsers.reader import InputFile, ReadStats
 from pipeline.ingest.parts import Options, PartResult, read_part
 
 
@@ -38,6 +38,19 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: below this many bytes to read, ``auto_jobs`` reads in this process: spawning workers
+#: (~1 s of imports each, on 2 cores) costs more than they save (the 3.8 MB demo: 2.5 s with
+#: one process, 3.8 s with two)
+AUTO_MIN_BYTES = 64 << 20
+
+
+def auto_jobs(files: list[InputFile]) -> int:
+    """``--jobs`` not given: the cores, if there are several files and enough to read."""
+    if len(files) < 2 or sum(_size(f) for f in files) < AUTO_MIN_BYTES:
+        return 1
+    return default_jobs()
+
+
 def _size(f: InputFile) -> int:
     try:
         return f.path.stat().st_size
@@ -49,18 +62,19 @@ def _order(files: list[InputFile]) -> list[int]:
     return sorted(range(len(files)), key=lambda i: (-_size(files[i]), i))
 
 
-def parts_in_order(files: list[InputFile], parts: Path, opts: Options, *, jobs: int,
-                   scheduler: str | None = None) -> Iterator[PartResult]:
+def parts_in_order(files: list[InputFile], stats: list[ReadStats], parts: Path,
+                   opts: Options, *, jobs: int, scheduler: str | None = None
+                   ) -> Iterator[PartResult]:
     """Each file parsed by a worker into ``parts``; the results in input order."""
     if scheduler is not None:
-        yield from _dask(files, parts, opts, scheduler)
+        yield from _dask(files, stats, parts, opts, scheduler)
         return
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         futures: dict[int, Future[PartResult]] = {}
         try:
             for i in _order(files):
-                futures[i] = pool.submit(read_part, i, files[i], parts, opts)
+                futures[i] = pool.submit(read_part, i, files[i], stats[i], parts, opts)
             for i in range(len(files)):
                 yield _result(futures.pop(i), files[i])
         finally:
@@ -80,7 +94,7 @@ def _result(fut: Any, f: InputFile) -> PartResult:
     return res
 
 
-def _dask(files: list[InputFile], parts: Path, opts: Options,
+def _dask(files: list[InputFile], stats: list[ReadStats], parts: Path, opts: Options,
           scheduler: str) -> Iterator[PartResult]:
     try:
         import distributed
@@ -94,7 +108,7 @@ def _dask(files: list[InputFile], parts: Path, opts: Options,
         raise ParallelError(f"no Dask scheduler at {scheduler}: {e}; start one with "
                             "`dask scheduler` or check the address") from None
     with client:
-        futures = {i: client.submit(read_part, i, files[i], parts.resolve(), opts,
+        futures = {i: client.submit(read_part, i, files[i], stats[i], parts.resolve(), opts,
                                     key=f"tormortem-read-{i}-{os.getpid()}", pure=False,
                                     priority=-k)
                    for k, i in enumerate(_order(files))}

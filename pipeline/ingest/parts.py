@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 
 from parsers import prefilter
 from parsers.driver import FileResult
-from parsers.reader import InputFile
+from parsers.reader import InputFile, ReadStats
 from parsers.schema import ATTEMPTS, EVENTS
 
 _KINDS = {"e": ("events.parquet", EVENTS), "r": ("records.parquet", ATTEMPTS)}
@@ -110,8 +110,10 @@ def _activate(opts: Options) -> None:
     os.environ["TORMORTEM_PREFILTER"] = "1" if opts.prefilter else "0"
 
 
-def read_part(index: int, f: InputFile, parts: Path, opts: Options) -> PartResult:
-    """Worker side: parse ``f`` into ``parts/<index>/``."""
+def read_part(index: int, f: InputFile, stats: ReadStats, parts: Path,
+              opts: Options) -> PartResult:
+    """Worker side: parse ``f`` into ``parts/<index>/`` (``stats``: how to read it, filled
+    with what reading found, as on the serial path)."""
     from parsers.driver import parse_file
 
     _activate(opts)
@@ -122,7 +124,7 @@ def read_part(index: int, f: InputFile, parts: Path, opts: Options) -> PartResul
     w = _PartWriter(folder)
     try:
         res = parse_file(f, w.events, w.records, tz=opts.tz, year=opts.year,
-                         source=opts.source, on_progress=w.progress)
+                         source=opts.source, on_progress=w.progress, stats=stats)
     finally:
         w.close()
     return PartResult(index, res, w.seq)

@@ -88,6 +88,17 @@ def _check_regexes(regexes: list[tuple[str, str, str]]) -> None:
         con.close()
 
 
+def _check_utf8(path: Path) -> None:
+    """A rules file must be UTF-8 (the CSV module would fail mid-file with a traceback)."""
+    data = Path(path).read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise RulesError(f"{path} line {line}: not UTF-8 text (byte 0x{data[e.start]:02x}); "
+                         "save the file as UTF-8") from None
+
+
 def load_rules(extra: list[Path] | None = None) -> pa.Table:
     """Built-in rules, then ``extra`` files; a later rule with the same id replaces the
     earlier one."""
@@ -97,6 +108,7 @@ def load_rules(extra: list[Path] | None = None) -> pa.Table:
     ord_ = 0
     for path, origin in files:
         try:
+            _check_utf8(path)
             fh = open(path, newline="", encoding="utf-8")  # noqa: SIM115
         except OSError as e:
             raise RulesError(f"cannot read rules file {path}: {e.strerror}") from None

@@ -29,11 +29,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from parsers.base import Accounting
 from parsers.driver import FileResult, parse_file
-from parsers.reader import InputFile
+from parsers.reader import InputFile, ReadStats
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
 from pipeline.ingest import parallel, parts, unknown
 from pipeline.ingest import ruletable as rules_mod
+from pipeline.ingest.dedup import Fingerprint, survey
 from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
@@ -48,6 +50,9 @@ class IngestResult:
     records: int = 0
     anchored: int = 0  #: uptime-only kernel lines given a wall time
     unanchored: int = 0  #: uptime-only kernel lines left without one
+    inputs: list[dict[str, object]] = field(default_factory=list)  #: for the manifest
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  #: (file, first copy)
+    quarantined: list[str] = field(default_factory=list)  #: files not read: corrupt
 
     @property
     def totals(self) -> dict[str, int]:
@@ -63,12 +68,13 @@ class IngestResult:
 
 def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | None = None,
            source: str | None = None, extra_rules: list[Path] | None = None,
-           progress: ProgressFn | None = None, jobs: int = 1,
+           progress: ProgressFn | None = None, jobs: int | None = 1,
            scheduler: str | None = None) -> IngestResult:
     """Parse ``files`` into ``out`` (created; an existing database there is replaced).
 
-    ``jobs`` > 1 parses files in that many processes, ``scheduler`` (``tcp://HOST:PORT``) on
-    a Dask cluster (``parallel.py``); the output is the same as with one (``parts.py``)."""
+    ``jobs`` > 1 parses files in that many processes (None: ``parallel.auto_jobs``),
+    ``scheduler`` (``tcp://HOST:PORT``) on a Dask cluster (``parallel.py``); the output is the
+    same as with one (``parts.py``)."""
     rules = rules_mod.load_rules(extra_rules or [])  # fail early on a bad rules file
     rules_mod.activate_text_rules(rules)
     out.mkdir(parents=True, exist_ok=True)
@@ -81,10 +87,13 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
         ev = EventSink(out, con)
         rec = ParquetSink(out / "attempts.parquet", ATTEMPTS)
         result = IngestResult(out)
+        prints = survey(files).prints
         try:
-            for f, res in _read_all(files, out, ev, rec, tz=tz, year=year, source=source,
-                                    jobs=jobs, scheduler=scheduler):
+            for f, res in _read_all(files, prints, out, ev, rec, tz=tz, year=year,
+                                    source=source, jobs=jobs, scheduler=scheduler):
+                fp = prints[f.display]
                 result.files.append(res)
+                _note_input(result, f, fp, res)
                 if progress:
                     progress(f, res.nbytes)
         finally:
@@ -98,28 +107,74 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
     return result
 
 
-def _read_all(files: list[InputFile], out: Path, ev: EventSink, rec: ParquetSink, *,
-              tz: tzinfo, year: int | None, source: str | None, jobs: int,
-              scheduler: str | None) -> Iterator[tuple[InputFile, FileResult]]:
-    """Each file's result, in input order: read here, or by workers and replayed here."""
-    if scheduler is None and (jobs <= 1 or len(files) <= 1):
+def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
+              ev: EventSink, rec: ParquetSink, *, tz: tzinfo, year: int | None,
+              source: str | None, jobs: int | None, scheduler: str | None
+              ) -> Iterator[tuple[InputFile, FileResult]]:
+    """Each file's result, in input order: read here, or by workers (``jobs`` > 1 or a
+    Dask ``scheduler``) and replayed here. Quarantined and duplicate files, and streams
+    (stdin, FIFOs: read once, by this process), are never sent to a worker."""
+    remote = [f for f in files if f.stream is None and not prints[f.display].quarantined
+              and not prints[f.display].duplicate_of]
+    if jobs is None:
+        jobs = parallel.auto_jobs(remote)
+    if scheduler is None and (jobs <= 1 or len(remote) <= 1):
         for f in files:
-            yield f, parse_file(f, ev, rec, tz=tz, year=year, source=source,
-                                on_progress=ev.progress)
+            yield f, _read_one(f, prints[f.display], ev, rec, tz=tz, year=year, source=source)
         return
     folder = out / "parts"
+    opts = parts.options(tz, year, source)
     try:
-        for part in parallel.parts_in_order(files, folder, parts.options(tz, year, source),
-                                            jobs=jobs, scheduler=scheduler):
-            yield files[part.index], parts.replay(part, folder, ev, rec, ev.progress)
+        done = parallel.parts_in_order(remote, [_stats(prints[f.display]) for f in remote],
+                                       folder, opts, jobs=jobs, scheduler=scheduler)
+        sent = {f.display for f in remote}
+        for f in files:
+            if f.display in sent:
+                yield f, parts.replay(next(done), folder, ev, rec, ev.progress)
+            else:
+                yield f, _read_one(f, prints[f.display], ev, rec, tz=tz, year=year,
+                                   source=source)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _stats(fp: Fingerprint) -> ReadStats:
+    return ReadStats(limit=fp.size if fp.compressed is None else None, hash=fp.sha256 is None)
+
+
+def _read_one(f: InputFile, fp: Fingerprint, ev: EventSink, rec: ParquetSink, *, tz: tzinfo,
+              year: int | None, source: str | None) -> FileResult:
+    """Parse one input, unless it is quarantined (corrupt) or a duplicate: those are counted
+    with a note and nothing read."""
+    if fp.quarantined:
+        return FileResult(f.display, "unknown", "line", Accounting(), 0,
+                          f"quarantined, not read: {fp.quarantined}")
+    if fp.duplicate_of:
+        return FileResult(f.display, "duplicate", "line", Accounting(), 0,
+                          f"duplicate of {fp.duplicate_of} (same content); not read again")
+    return parse_file(f, ev, rec, tz=tz, year=year, source=source, on_progress=ev.progress,
+                      stats=_stats(fp))
+
+
+def _note_input(result: IngestResult, f: InputFile, fp: Fingerprint, res: FileResult) -> None:
+    st = res.stats
+    sha = fp.sha256 or (st.sha256 if st is not None else None)
+    size = st.bytes if st is not None and st.bytes else fp.size
+    result.inputs.append({"file": f.display, "size": size, "mtime": fp.mtime, "sha256": sha,
+                          "compression": fp.compressed or (st.compression if st else None),
+                          "duplicate_of": fp.duplicate_of, "note": res.note})
+    if fp.duplicate_of:
+        result.duplicates.append((f.display, fp.duplicate_of))
+    if res.note and res.note.startswith("quarantined"):
+        result.quarantined.append(f.display)
+
+
 def _write_accounting(result: IngestResult, out: Path) -> None:
+    dup = dict(result.duplicates)
     rows = [{"file": f.file, "source": f.source, "unit": f.unit, "read": f.acct.read,
              "events": f.acct.events, "irrelevant": f.acct.irrelevant,
-             "unparsed": f.acct.unparsed, "bytes": f.nbytes} for f in result.files]
+             "unparsed": f.acct.unparsed, "bytes": f.nbytes, "note": f.note,
+             "duplicate_of": dup.get(f.file)} for f in result.files]
     pq.write_table(pa.Table.from_pylist(rows, LINE_ACCOUNTING), out / "line_accounting.parquet")
     samples = [{"file": f.file, "source": f.source, "line_no": n, "text": t}
                for f in result.files for n, t in f.acct.samples]

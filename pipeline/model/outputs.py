@@ -8,16 +8,18 @@ from pathlib import Path
 from typing import Any
 
 
-def write_rates(out: Path, analysis: dict[str, Any]) -> list[Path]:
-    """rates.json (one run) or rates-<run>.json per run, beside the analysis."""
+def write_rates(out: Path, analysis: dict[str, Any], dest: Path | None = None) -> list[Path]:
+    """rates.json (one run) or rates-<run>.json per run, beside the analysis (or in ``dest``,
+    an output folder's staging area)."""
     from pipeline.model.fit import fit_dir
 
     docs = fit_dir(out, analysis)
+    where = dest if dest is not None else out
     paths = []
     for run, doc in docs.items():
         name = "rates.json" if len(docs) == 1 else f"rates-{_safe(run)}.json"
-        (out / name).write_text(json.dumps(doc, indent=2) + "\n")
-        paths.append(out / name)
+        (where / name).write_text(json.dumps(doc, indent=2) + "\n")
+        paths.append(where / name)
     return paths
 
 

@@ -12,6 +12,7 @@ import pytest
 from parsers.reader import expand_inputs
 from parsers.timeutil import get_tz
 from pipeline.analyze.run import analyze_db
+from pipeline.ingest.outputs import Writer
 from pipeline.ingest.run import ingest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,10 +23,12 @@ PAYLOAD = '<script>alert("pwned")</script></pre></td></tr></table><img src=x one
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("demo-analysis")
-    ingest(expand_inputs([str(DEMO)]), out, tz=get_tz("UTC"), year=None, source=None,
-           extra_rules=[])
-    result = analyze_db(out / "tormortem.duckdb")
-    (out / "analysis.json").write_text(json.dumps(result), encoding="utf-8")
+    with Writer(out, "analyze") as w:  # a complete output folder, as `analyze` leaves it
+        ingest(expand_inputs([str(DEMO)]), w.path, tz=get_tz("UTC"), year=None, source=None,
+               extra_rules=[])
+        result = analyze_db(w.path / "tormortem.duckdb")
+        (w.path / "analysis.json").write_text(json.dumps(result), encoding="utf-8")
+        w.commit(command="tests/report/conftest.py", argv=["analyze", str(DEMO)])
     return out
 
 

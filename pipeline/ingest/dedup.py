@@ -1,0 +1,106 @@
+"""Before parsing: which inputs are the same content, and which compressed ones are corrupt.
+
+The same file under a second name (``kern.log`` and ``kern.log.1``, ``sacct.txt`` and
+``sacct-copy.txt``, ``kern.log`` and ``kern.log.gz``) would double its events and attempts.
+Content is compared after decompression (SHA-256 of the bytes a parse would read), so a .gz
+copy of a file is the same content. The first in input order is read; the others are named
+as its duplicates.
+
+Cost: a plain file is hashed here only if another input has the same (decompressed) size;
+the others are hashed while they are parsed, on the reader thread. A compressed file is
+decompressed here once in full: that is also how a corrupt or truncated one is found before
+any of its rows are written (it is then quarantined: not read, counted and named).
+Standard input and FIFOs can be read once only: they are hashed while parsed, never
+compared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from parsers.filecheck import TEST_CMD
+from parsers.reader import CorruptInput, InputFile, compression, open_binary
+
+BLOCK = 1 << 20
+
+
+@dataclass
+class Fingerprint:
+    size: int | None = None  #: bytes to read (decompressed); plain files: size at first look
+    mtime: str | None = None
+    sha256: str | None = None  #: None: computed while parsing
+    compressed: str | None = None
+    quarantined: str | None = None  #: why the file is not read
+    duplicate_of: str | None = None  #: display name of the first input with this content
+
+
+@dataclass
+class Survey:
+    prints: dict[str, Fingerprint] = field(default_factory=dict)  #: by display name
+
+    @property
+    def duplicates(self) -> list[tuple[str, str]]:
+        return [(k, p.duplicate_of) for k, p in self.prints.items() if p.duplicate_of]
+
+
+def _hash_stream(f: InputFile, limit: int | None) -> tuple[int, str]:
+    h = hashlib.sha256()
+    n = 0
+    with open_binary(f) as fh:
+        while limit is None or n < limit:
+            block = fh.read(BLOCK if limit is None else min(BLOCK, limit - n))
+            if not block:
+                break
+            h.update(block)
+            n += len(block)
+    return n, h.hexdigest()
+
+
+def survey(files: list[InputFile]) -> Survey:
+    """Sizes, content hashes where needed, quarantine and duplicates of ``files``."""
+    res = Survey()
+    for f in files:
+        fp = res.prints[f.display] = Fingerprint()
+        if f.stream is not None:
+            continue
+        try:
+            st = os.stat(f.path)
+            with open(f.path, "rb") as fh:
+                magic = fh.read(6)
+        except OSError:
+            continue  # the parse names it (unreadable)
+        fp.mtime = datetime.fromtimestamp(st.st_mtime, UTC).isoformat().replace("+00:00", "Z")
+        fp.compressed = compression(magic)
+        if fp.compressed is None:
+            fp.size = st.st_size
+            continue
+        try:
+            fp.size, fp.sha256 = _hash_stream(f, None)
+        except CorruptInput as e:
+            fp.quarantined = f"{e.detail}; check it with `{TEST_CMD[e.kind]} FILE`"
+        except OSError:
+            continue
+    by_size: dict[int, list[InputFile]] = defaultdict(list)
+    for f in files:
+        fp = res.prints[f.display]
+        if fp.size is not None and fp.quarantined is None:
+            by_size[fp.size].append(f)
+    first: dict[str, str] = {}
+    for f in files:
+        fp = res.prints[f.display]
+        if not fp.size or fp.quarantined or len(by_size[fp.size]) < 2:  # empty: nothing lost
+            continue
+        if fp.sha256 is None:
+            try:
+                _, fp.sha256 = _hash_stream(f, fp.size)
+            except OSError:
+                continue
+        if fp.sha256 in first:
+            fp.duplicate_of = first[fp.sha256]
+        else:
+            first[fp.sha256] = f.display
+    return res
