@@ -139,18 +139,46 @@ class Prefilter:
         return "|".join(parts) if parts else "$^"
 
     def compiled(self) -> CompiledPrefilter:
-        return CompiledPrefilter(self.pattern())
+        return CompiledPrefilter(self)
+
+
+#: below this many lines a chunk is tested with polars' Aho-Corasick ``contains_any`` on the
+#: literals plus the few regexes, not the one big alternation: compiling that costs ~7 ms a
+#: call, whatever the chunk's size (a fleet's many small syslog files), while the literal
+#: automaton builds in ~1 ms; above it the compiled alternation is ~2x faster per line
+SPLIT_BELOW = 5_000
 
 
 class CompiledPrefilter:
-    """The prefilter as one pattern; ``mask`` marks the candidate lines of a chunk."""
+    """The prefilter of a chunk; ``mask`` marks its candidate lines. Two equivalent forms:
+    one Rust-regex alternation (``pattern``), or literals, case-insensitive literals and
+    regexes tested apart (the ci literals by Aho-Corasick only when they are ASCII)."""
 
-    def __init__(self, pattern: str) -> None:
-        self.pattern = pattern
-        self.py = re.compile(pattern)
+    def __init__(self, pf: Prefilter) -> None:
+        self.pattern = pf.pattern()
+        self.py = re.compile(self.pattern)
+        self.literals = sorted(pf.literals)
+        ci = sorted(pf.ci_literals)
+        self.ci_ascii = ci if all(x.isascii() for x in ci) else []
+        rest = [f"(?:{r})" for r in sorted(pf.regexes)]
+        if ci and not self.ci_ascii:
+            rest.append("(?i:" + "|".join(re.escape(x) for x in ci) + ")")
+        self.regex = "|".join(rest)
+
+    def expr(self, col: pl.Expr, n: int) -> pl.Expr:
+        """The candidate test as a polars expression for a chunk of ``n`` lines."""
+        if n >= SPLIT_BELOW or not self.literals:
+            return col.str.contains(self.pattern).fill_null(False)
+        e = col.str.contains_any(self.literals)
+        if self.ci_ascii:
+            e = e | col.str.contains_any(self.ci_ascii, ascii_case_insensitive=True)
+        if self.regex:
+            e = e | col.str.contains(self.regex)
+        return e.fill_null(False)
 
     def mask(self, lines: pl.Series) -> pl.Series:
-        return lines.str.contains(self.pattern).fill_null(False)
+        return pl.DataFrame({"l": lines}).select(
+            self.expr(pl.col("l"), len(lines)).alias("m")).to_series()
 
     def mask_np(self, lines: pl.Series) -> Any:
         import numpy as np

@@ -18,6 +18,7 @@ is an event, recognised noise, or unparsed (and a sample of unparsed lines is ke
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -245,9 +246,10 @@ class Parser:
 
 #: ``parse_chunk``'s ``prepared`` when ``prepare`` was not run for the chunk
 NOT_PREPARED: Any = object()
-#: a chunk of fewer lines is read line by line: the vectorised plan's fixed cost (several
-#: polars queries, each a round trip to its thread pool) is more than reading them in Python
-SMALL_CHUNK = 256
+#: a chunk of fewer lines is read line by line: the vectorised plan's fixed cost (polars
+#: queries, each a round trip to its thread pool) is more than reading them in Python.
+#: ``TORMORTEM_SMALL_CHUNK=0`` plans every chunk (the prefilter equivalence tests use it)
+SMALL_CHUNK = int(os.environ.get("TORMORTEM_SMALL_CHUNK", "256"))
 
 
 class LineParser(Parser):

@@ -102,6 +102,10 @@ def _prepared_chunks(parser: LineParser, path: Path | InputFile, chunk_bytes: in
     chunk whose preparation has not started, it prepares that chunk itself (work stealing).
     On 2 cores that keeps the reading side, the slowest stage of a job log's ingest, from
     leaving a core idle: ~10% less wall time than one thread preparing two chunks ahead."""
+    if _small(path, chunk_bytes):  # one chunk: a thread would only cost its start-up
+        for lines, first, n in iter_line_chunks(path, chunk_bytes, stats):
+            yield lines, first, n, parser.prepare(lines)
+        return
     chunks = prefetch(iter_line_chunks(path, chunk_bytes, stats))
     try:
         if type(parser).prepare is LineParser.prepare:
@@ -123,6 +127,17 @@ def _prepared_chunks(parser: LineParser, path: Path | InputFile, chunk_bytes: in
                 yield ready()
     finally:
         chunks.close()  # stops the reader thread if the caller gave up early
+
+
+def _small(path: Path | InputFile, chunk_bytes: int) -> bool:
+    """A plain file of at most one chunk (a fleet's many small node logs)."""
+    f = path if isinstance(path, InputFile) else InputFile(path, str(path))
+    if f.stream is not None:
+        return False
+    try:
+        return os.stat(f.path).st_size <= chunk_bytes
+    except OSError:
+        return False
 
 
 def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzinfo = UTC,

@@ -159,20 +159,20 @@ class KernelLogParser(LineParser):
             return None
         m = prefilter.masks(lines, {
             "env": _V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$", "fm": _FM_ERROR,
-            "mon": r"^\s*(?:<\d{1,3}>)?[A-Z][a-z]{2} ",
-            "cand": global_prefilter(claims=False).pattern})
+            "cand": global_prefilter(claims=False), **_FMT_HINTS},
+            {"month": _V_SHORT})
         env = m["env"]
         indented = m["ws"] & ~env
         before = np.maximum.accumulate(env) if env.size else env
         had = np.concatenate(([self.prev is not None], before[:-1])) if env.size else env
         noise = env | (indented & had) | m["blank"]
         cand = candidates_with_default_noise(lines, noise, m["cand"]) | m["fm"]
-        if not m["mon"].any():  # no year-less stamp in the chunk
+        months = m["month"]
+        if not months.any():  # no year-less stamp in the chunk
             return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env)
-        months = prefilter.months(lines, _V_SHORT)
         return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env,
                                    years=self.years.vector(months),
-                                   pins={"short_fmt": self._short_fmts(_fmt_hints(lines,
+                                   pins={"short_fmt": self._short_fmts(_fmt_hints(m,
                                                                                   months > 0))})
 
     def _short_fmts(self, hint: np.ndarray) -> np.ndarray:
@@ -383,17 +383,20 @@ class KernelLogParser(LineParser):
                         line_no=e.line_no)
 
 
-def _fmt_hints(lines: pl.Series, short: np.ndarray) -> np.ndarray:
+#: what decides a ``Mon DD`` line's variant by itself (``_short_fmt``'s rule), as masks
+_FMT_HINTS = {"rfc_pri": r"^\s*<\d{1,3}>", "rfc_day": r"^\s*[A-Z][a-z]{2}  \d ",
+              "rfc_up": _V_SHORT + r" ?\[\s*\d+\.\d+\]",
+              "frac": r"^\s*[A-Z][a-z]{2} (?: \d|\d\d) \d\d:\d\d:\d\d\.",
+              "zero": r"^\s*[A-Z][a-z]{2} 0"}
+
+
+def _fmt_hints(m: dict[str, np.ndarray], short: np.ndarray) -> np.ndarray:
     """The variant each ``Mon DD`` line decides by itself ("" where it keeps the file's
-    current one), as ``_short_fmt`` decides it."""
-    rfc = (prefilter.mask(lines, r"^\s*<\d{1,3}>")
-           | prefilter.mask(lines, r"^\s*[A-Z][a-z]{2}  \d ")
-           | prefilter.mask(lines, _V_SHORT + r" ?\[\s*\d+\.\d+\]"))
-    frac = prefilter.mask(lines, r"^\s*[A-Z][a-z]{2} (?: \d|\d\d) \d\d:\d\d:\d\d\.")
-    zero = prefilter.mask(lines, r"^\s*[A-Z][a-z]{2} 0")
+    current one), as ``_short_fmt`` decides it (``m``: the ``_FMT_HINTS`` masks)."""
+    rfc = m["rfc_pri"] | m["rfc_day"] | m["rfc_up"]
     out = np.full(short.size, "", dtype=object)
-    out[short & zero] = "journal-short"
-    out[short & frac] = "journal-short-precise"
+    out[short & m["zero"]] = "journal-short"
+    out[short & m["frac"]] = "journal-short-precise"
     out[short & rfc] = "syslog-rfc3164"
     return out
 

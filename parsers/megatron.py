@@ -102,7 +102,9 @@ class MegatronMatcher:
         "Unexpected result", "] (after ", ") memory (MB) | allocated:",
         *(p.strip() for p in _NOISE_PREFIXES))
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
-        r"(?:^|[\s:\]])> ", r"(?:^|[\s:\]])>$", r"(?:^|[\s:\]])-+\s*$",
+        # "> building ..." at the start of the message (after a prefix ending in ':' or ']'),
+        # not a shell redirection inside another program's line ("cmd > /dev/null")
+        r"(?:^|[:\]])\s*> ", r"(?:^|[:\]])\s*>$", r"(?:^|[\s:\]])-+\s*$",
         r"(?:train|validation|test):\s+\d+\s*$")
 
     def is_open(self) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from parsers.anchors import Prefilter
+from parsers.anchors import CompiledPrefilter, Prefilter
 
 
 def enabled() -> bool:
@@ -50,16 +50,32 @@ def extra_prefilter(regexes: tuple[str, ...]) -> Prefilter:
     return pf
 
 
+_MONTH_NO = {m: i for i, m in enumerate(
+    ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
+
+
 def mask(lines: pl.Series, pattern: str) -> np.ndarray:
     """Boolean numpy mask of ``lines`` matching the Rust-regex ``pattern``."""
     return np.asarray(lines.str.contains(pattern).fill_null(False).to_numpy(), dtype=bool)
 
 
-def masks(lines: pl.Series, patterns: dict[str, str]) -> dict[str, np.ndarray]:
-    """Several ``mask``s in one polars query (evaluated in parallel)."""
-    df = pl.DataFrame({"l": lines}).select(
-        [pl.col("l").str.contains(p).fill_null(False).alias(k) for k, p in patterns.items()])
-    return {k: np.asarray(df.get_column(k).to_numpy(), dtype=bool) for k in patterns}
+def masks(lines: pl.Series, patterns: dict[str, str | CompiledPrefilter],
+          month_patterns: dict[str, str] | None = None) -> dict[str, np.ndarray]:
+    """Several ``mask``s (a pattern, or a prefilter), and ``months`` for ``month_patterns``,
+    in one polars query (its expressions evaluated in parallel; one query per chunk instead
+    of one per pattern is most of the saving on small files)."""
+    col = pl.col("l")
+    exprs = [(p.expr(col, len(lines)) if isinstance(p, CompiledPrefilter)
+              else col.str.contains(p).fill_null(False)).alias(k)
+             for k, p in patterns.items()]
+    exprs += [pl.col("l").str.extract(p, 1).replace_strict(_MONTH_NO, default=0,
+                                                           return_dtype=pl.Int64)
+              .fill_null(0).alias(k) for k, p in (month_patterns or {}).items()]
+    df = pl.DataFrame({"l": lines}).select(exprs)
+    out = {k: np.asarray(df.get_column(k).to_numpy(), dtype=bool) for k in patterns}
+    for k in month_patterns or {}:
+        out[k] = np.asarray(df.get_column(k).to_numpy(), dtype=np.int64)
+    return out
 
 
 def forward_fill(values: np.ndarray, start: object) -> np.ndarray:
@@ -79,8 +95,6 @@ def blank(lines: pl.Series) -> np.ndarray:
     return mask(lines, r"^\s*$")
 
 
-_MONTH_NO = {m: i for i, m in enumerate(
-    ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
 
 
 def months(lines: pl.Series, pattern: str) -> np.ndarray:

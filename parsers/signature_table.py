@@ -137,6 +137,18 @@ def builtin() -> tuple[Signature, ...]:
 EXTRA: list[Signature] = []
 
 
+@lru_cache(maxsize=8)
+def _compiled(extra: tuple[Signature, ...]) -> tuple[tuple[Signature, ...], bool, re.Pattern[str]]:
+    """The table, whether any signature is case-insensitive, and one search that says
+    whether any signature can match (most lines: none); built once per set of --rules
+    signatures, not per file (a fleet has thousands of small files)."""
+    table = (*extra, *builtin())
+    lower = any(s.ci for s in table)
+    lits = sorted({a for s in table for a in s.anchors}, key=lambda a: (-len(a), a))
+    return table, lower, re.compile("|".join(re.escape(a) for a in lits) or "$^",
+                                    re.IGNORECASE if lower else 0)
+
+
 class SignatureMatcher:
     """The data signatures as one recogniser (first match wins)."""
 
@@ -144,12 +156,7 @@ class SignatureMatcher:
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
-        self.table = (*EXTRA, *builtin())
-        self._lower = any(s.ci for s in self.table)
-        lits = sorted({a for s in self.table for a in s.anchors}, key=lambda a: (-len(a), a))
-        #: one search says whether any signature can match (most lines: none)
-        self._any = re.compile("|".join(re.escape(a) for a in lits) or "$^",
-                               re.IGNORECASE if self._lower else 0)
+        self.table, self._lower, self._any = _compiled(tuple(EXTRA))
 
     def prefilter(self) -> Prefilter:
         pf = Prefilter()
