@@ -1,10 +1,11 @@
 """Where the per-file parse runs: local processes (``--jobs N``) or a Dask cluster
 (``--scheduler tcp://HOST:PORT``); results come back in the order of the inputs.
 
-Files are handed out largest first (the longest task starts first, so the cores finish
-together), and their parts are replayed in input order as soon as each next one is done
-(``parts.replay``). Local workers are *spawned*, not forked: the client already runs the
-writer thread, DuckDB and polars' thread pool, none of which survive a fork.
+Files are handed out in tasks (one large file, or a run of small ones: ``parts.group``),
+largest first (the longest task starts first, so the cores finish together), and their parts
+are replayed in input order as soon as each next one is done (``parts.replay``). Local
+workers are *spawned*, not forked: the client already runs the writer thread, DuckDB and
+polars' thread pool, none of which survive a fork.
 
 A worker that dies (killed, out of memory) or a task that raises ends the ingest with one line
 naming the file and what to do; nothing half-replayed is kept (the output folder is only
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from parsers.reader import InputFile, ReadStats
-from pipeline.ingest.parts import Options, PartResult, read_part
+from pipeline.ingest.parts import Options, PartResult, group, read_part
 
 
 class ParallelError(RuntimeError):
@@ -58,44 +59,50 @@ def _size(f: InputFile) -> int:
         return 0
 
 
-def _order(files: list[InputFile]) -> list[int]:
-    return sorted(range(len(files)), key=lambda i: (-_size(files[i]), i))
-
-
 def parts_in_order(files: list[InputFile], stats: list[ReadStats], parts: Path,
                    opts: Options, *, jobs: int, scheduler: str | None = None
                    ) -> Iterator[PartResult]:
-    """Each file parsed by a worker into ``parts``; the results in input order."""
+    """The files parsed by workers into ``parts``, a task per ``group`` of them; the task
+    results in input order."""
+    tasks = group([_size(f) for f in files])
+    args = [([files[i] for i in t], [stats[i] for i in t]) for t in tasks]
+    # the largest task first: the cores finish together
+    order = sorted(range(len(tasks)), key=lambda k: (-sum(_size(f) for f in args[k][0]), k))
     if scheduler is not None:
-        yield from _dask(files, stats, parts, opts, scheduler)
+        yield from _dask(args, order, parts, opts, scheduler)
         return
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         futures: dict[int, Future[PartResult]] = {}
         try:
-            for i in _order(files):
-                futures[i] = pool.submit(read_part, i, files[i], stats[i], parts, opts)
-            for i in range(len(files)):
-                yield _result(futures.pop(i), files[i])
+            for k in order:
+                futures[k] = pool.submit(read_part, k, args[k][0], args[k][1], parts, opts)
+            for k in range(len(tasks)):
+                yield _result(futures.pop(k), args[k][0])
         finally:
             for fut in futures.values():
                 fut.cancel()
 
 
-def _result(fut: Any, f: InputFile) -> PartResult:
+def _names(files: list[InputFile]) -> str:
+    return files[0].display + (f" (or one of the {len(files) - 1} files after it)"
+                               if len(files) > 1 else "")
+
+
+def _result(fut: Any, files: list[InputFile]) -> PartResult:
     try:
         res: PartResult = fut.result()
     except BrokenProcessPool:
         raise ParallelError(
-            f"a worker process died while reading {f.display} (killed, or out of memory?); "
-            "rerun with fewer --jobs, or --jobs 1") from None
+            f"a worker process died while reading {_names(files)} (killed, or out of "
+            "memory?); rerun with fewer --jobs, or --jobs 1") from None
     except (MemoryError, OSError) as e:
-        raise ParallelError(f"{f.display}: {type(e).__name__}: {e}") from None
+        raise ParallelError(f"{_names(files)}: {type(e).__name__}: {e}") from None
     return res
 
 
-def _dask(files: list[InputFile], stats: list[ReadStats], parts: Path, opts: Options,
-          scheduler: str) -> Iterator[PartResult]:
+def _dask(args: list[tuple[list[InputFile], list[ReadStats]]], order: list[int], parts: Path,
+          opts: Options, scheduler: str) -> Iterator[PartResult]:
     try:
         import distributed
     except ImportError:
@@ -108,26 +115,27 @@ def _dask(files: list[InputFile], stats: list[ReadStats], parts: Path, opts: Opt
         raise ParallelError(f"no Dask scheduler at {scheduler}: {e}; start one with "
                             "`dask scheduler` or check the address") from None
     with client:
-        futures = {i: client.submit(read_part, i, files[i], stats[i], parts.resolve(), opts,
-                                    key=f"tormortem-read-{i}-{os.getpid()}", pure=False,
-                                    priority=-k)
-                   for k, i in enumerate(_order(files))}
+        futures = {k: client.submit(read_part, k, args[k][0], args[k][1], parts.resolve(),
+                                    opts, key=f"tormortem-read-{k}-{os.getpid()}", pure=False,
+                                    priority=-rank)
+                   for rank, k in enumerate(order)}
         try:
-            for i in range(len(files)):
-                yield _dask_result(futures.pop(i), files[i])
+            for k in range(len(args)):
+                yield _dask_result(futures.pop(k), args[k][0])
         finally:
             client.cancel(list(futures.values()))
 
 
-def _dask_result(fut: Any, f: InputFile) -> PartResult:
+def _dask_result(fut: Any, files: list[InputFile]) -> PartResult:
     try:
         res: PartResult = fut.result()
     except (MemoryError, OSError) as e:
-        raise ParallelError(f"{f.display}: {type(e).__name__} on a Dask worker: {e}; the "
+        raise ParallelError(f"{_names(files)}: {type(e).__name__} on a Dask worker: {e}; the "
                             "output folder must be on a filesystem every worker sees") from None
     except Exception as e:
         if type(e).__name__ in ("KilledWorker", "CancelledError", "FutureCancelledError"):
-            raise ParallelError(f"Dask lost the task reading {f.display} ({type(e).__name__})"
+            raise ParallelError(f"Dask lost the task reading {_names(files)} "
+                                f"({type(e).__name__})"
                                 "; check the workers' logs and memory limits") from None
         raise
     return res

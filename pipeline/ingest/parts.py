@@ -3,12 +3,15 @@
 This is what makes ``ingest --jobs N`` and ``--scheduler tcp://...`` give the same output as one
 process reading the files in turn, byte for byte in ``events.parquet``:
 
-* A worker (a local process or a Dask worker) runs ``read_part``: the same ``parse_file`` as
-  the serial path, with sinks that write each batch as it comes to Parquet files in the part
-  folder (``events.parquet``, ``progress.parquet``, ``records.parquet``), one row group per
-  batch, and remember the order the batches came in (``PartResult.seq``) and each progress
-  batch's schema metadata (its constants, ``parsers.progress_batch``).
-* The client (``replay``) reads the parts of file 1, 2, ... in the order of the inputs and
+* A worker (a local process or a Dask worker) runs ``read_part`` on a task: one large file or
+  a run of consecutive small ones (``group``: a fleet's thousands of small node logs cost
+  one task, one part folder and one set of writers per group, not per file). It is the same
+  ``parse_file`` as the serial path, with sinks that write each batch as it comes to Parquet
+  files in the part folder (``events.parquet``, ``progress.parquet``, ``records.parquet``),
+  one row group per batch, and remember the order the batches came in, and of which file
+  (``PartResult.seq``), and each progress batch's schema metadata (its constants,
+  ``parsers.progress_batch``).
+* The client (``replay``) reads the parts of task 1, 2, ... in the order of the inputs and
   hands the same batches, in the same order, with the same boundaries and metadata, to the same
   sinks the serial path uses. Everything downstream (the Parquet writer's row groups, the
   DuckDB tables, the cross-file steps: uptime anchoring, accounting, unknown-line mining) is
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
@@ -54,9 +58,31 @@ class Options:
 @dataclass
 class PartResult:
     index: int
-    result: FileResult
-    #: the batches in arrival order: ("e" | "r" | "p", progress metadata as JSON or None)
-    seq: list[tuple[str, str | None]] = field(default_factory=list)
+    results: list[FileResult]
+    #: the batches in arrival order: (file's position in the task, "e" | "r" | "p",
+    #: progress metadata as JSON or None)
+    seq: list[tuple[int, str, str | None]] = field(default_factory=list)
+
+
+#: a task is one file, or consecutive files until they hold this many bytes or this many
+#: files (``group``)
+GROUP_BYTES, GROUP_FILES = 32 << 20, 256
+
+
+def group(sizes: list[int]) -> list[list[int]]:
+    """Consecutive runs of file positions, one per task (input order kept)."""
+    out: list[list[int]] = []
+    cur: list[int] = []
+    held = 0
+    for i, n in enumerate(sizes):
+        if cur and (held + n > GROUP_BYTES or len(cur) >= GROUP_FILES):
+            out.append(cur)
+            cur, held = [], 0
+        cur.append(i)
+        held += n
+    if cur:
+        out.append(cur)
+    return out
 
 
 class _PartWriter:
@@ -64,7 +90,8 @@ class _PartWriter:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.seq: list[tuple[str, str | None]] = []
+        self.pos = 0  #: the file being read (its position in the task)
+        self.seq: list[tuple[int, str, str | None]] = []
         self.writers: dict[str, pq.ParquetWriter] = {}
 
     def _write(self, kind: str, batch: pa.RecordBatch, schema: pa.Schema,
@@ -78,7 +105,8 @@ class _PartWriter:
         w.write_table(pa.Table.from_batches([batch.replace_schema_metadata(None)], schema),
                       row_group_size=max(batch.num_rows, 1))
         meta = batch.schema.metadata
-        self.seq.append((kind, json.dumps({k.decode(): v.decode() for k, v in meta.items()})
+        self.seq.append((self.pos, kind,
+                         json.dumps({k.decode(): v.decode() for k, v in meta.items()})
                          if kind == "p" and meta else None))
 
     def events(self, batch: pa.RecordBatch) -> None:
@@ -110,10 +138,10 @@ def _activate(opts: Options) -> None:
     os.environ["TORMORTEM_PREFILTER"] = "1" if opts.prefilter else "0"
 
 
-def read_part(index: int, f: InputFile, stats: ReadStats, parts: Path,
+def read_part(index: int, files: list[InputFile], stats: list[ReadStats], parts: Path,
               opts: Options) -> PartResult:
-    """Worker side: parse ``f`` into ``parts/<index>/`` (``stats``: how to read it, filled
-    with what reading found, as on the serial path)."""
+    """Worker side: parse ``files`` (one task) into ``parts/<index>/`` (``stats``: how to
+    read each, filled with what reading found, as on the serial path)."""
     from parsers.driver import parse_file
 
     _activate(opts)
@@ -122,23 +150,30 @@ def read_part(index: int, f: InputFile, stats: ReadStats, parts: Path,
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     w = _PartWriter(folder)
+    results = []
     try:
-        res = parse_file(f, w.events, w.records, tz=opts.tz, year=opts.year,
-                         source=opts.source, on_progress=w.progress, stats=stats)
+        for pos, (f, st) in enumerate(zip(files, stats, strict=True)):
+            w.pos = pos
+            results.append(parse_file(f, w.events, w.records, tz=opts.tz, year=opts.year,
+                                      source=opts.source, on_progress=w.progress, stats=st))
     finally:
         w.close()
-    return PartResult(index, res, w.seq)
+    return PartResult(index, results, w.seq)
 
 
 def replay(part: PartResult, parts: Path, on_events: Any, on_records: Any,
-           on_progress: Any) -> FileResult:
-    """Client side: the part's batches to the sinks, in the order the parser made them; the
-    part folder is removed after."""
+           on_progress: Any) -> Iterator[FileResult]:
+    """Client side: the task's batches to the sinks, in the order the parser made them, and
+    each file's result once its batches are in; the part folder is removed after."""
     folder = parts / f"{part.index:06d}"
     files: dict[str, pq.ParquetFile] = {}
     next_group: dict[str, int] = {}
+    done = 0
     try:
-        for kind, meta in part.seq:
+        for pos, kind, meta in part.seq:
+            while done < pos:
+                yield part.results[done]
+                done += 1
             pf = files.get(kind)
             if pf is None:
                 name = "progress.parquet" if kind == "p" else _KINDS[kind][0]
@@ -157,11 +192,13 @@ def replay(part: PartResult, parts: Path, on_events: Any, on_records: Any,
                 md = {k.encode(): v.encode() for k, v in json.loads(meta).items()} \
                     if meta else None
                 on_progress(batch.replace_schema_metadata(md))
+        while done < len(part.results):
+            yield part.results[done]
+            done += 1
     finally:
         for pf in files.values():
             pf.close()
         shutil.rmtree(folder, ignore_errors=True)
-    return part.result
 
 
 def options(tz: tzinfo, year: int | None, source: str | None) -> Options:

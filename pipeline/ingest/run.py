@@ -128,9 +128,14 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
         done = parallel.parts_in_order(remote, [_stats(prints[f.display]) for f in remote],
                                        folder, opts, jobs=jobs, scheduler=scheduler)
         sent = {f.display for f in remote}
+        replayed: Iterator[FileResult] = iter(())
         for f in files:
             if f.display in sent:
-                yield f, parts.replay(next(done), folder, ev, rec, ev.progress)
+                res = next(replayed, None)
+                if res is None:  # the next task's files
+                    replayed = parts.replay(next(done), folder, ev, rec, ev.progress)
+                    res = next(replayed)
+                yield f, res
             else:
                 yield f, _read_one(f, prints[f.display], ev, rec, tz=tz, year=year,
                                    source=source)
