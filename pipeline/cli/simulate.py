@@ -42,7 +42,7 @@ Examples:
               show_default=True,
               help="Also write the background volume of a real campaign: every node's healthy "
                    "syslog and every rank's NCCL INFO start-up (no signal; demo: 18 MB in all, "
-                   "llama3-54d: about 40 GB).")
+                   "llama3-54d: about 35 GB).")
 @click.option("--log-interval", type=int, default=None,
               help="Megatron --log-interval: iterations per progress line "
                    "(default: 1 for demo, 10 for llama3-54d and rates files).")

@@ -15,10 +15,11 @@ mostly something else, and ingest speed must be measured on that. ``realistic`` 
 
 The noise has its own random stream (derived from the seed, independent of the campaign's), so
 the campaign, truth.json and every signal line are the same bytes with and without it, and a
-test checks that the analysis is the same. Volume: about 5 KB per node-hour of syslog and
-3.7 KB per rank per attempt of NCCL output (demo preset: 14 MB more than without noise, 18 MB
-in all; llama3-54d, 2,304 nodes for 54 days and 16,384 ranks x 421 attempts: about 15 GB of
-syslog and 25 GB of NCCL output).
+test checks that the analysis is the same. Volume (measured on the demo preset): about 3 KB of
+syslog per node-hour (4-5 KB with the kubelet lines of the Kubernetes flavour) and 3.6 KB of
+NCCL output per rank and attempt; the demo preset grows from 3.8 to 18 MB; llama3-54d (2,304
+nodes for 54 days, 16,384 ranks x 421 attempts) would write about 9 GB of syslog and 25 GB of
+NCCL output.
 """
 
 from __future__ import annotations

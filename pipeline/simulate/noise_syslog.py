@@ -32,8 +32,9 @@ pastes, are in tests/data/formats/kernel.jsonl and nvidia.jsonl, groups ``health
   (kernel/events/core.c), and at a boot the NVIDIA module banners, mlx5 probe and unit starts of
   the ``healthy_boot`` groups.
 
-Volume: about 40 lines (5 KB) per node and hour with ``kubelet``, 30 without. No line carries a
-reliability signal (a test checks the analysis of a campaign is the same with and without them).
+Volume: about 40 lines (5 KB) per node and hour with ``kubelet``, 30 (3 KB) without. No line
+carries a reliability signal (a test checks the analysis of a campaign is the same with and
+without them).
 """
 
 from __future__ import annotations
