@@ -1,13 +1,26 @@
-"""Ingest throughput benchmark (not a test): MB/s and peak RSS beside ``wc -l``.
+"""Ingest throughput benchmark (not a test): MB/s and peak RSS beside ``wc -l``, per kind of log.
 
-Generates a mixed training-job log of about ``--size-mb`` (default 1024 MiB): ~99% Megatron-LM
-iteration lines, the rest NCCL INFO/WARN lines, checkpoint save/load lines, a PyTorch watchdog
-timeout and a few unparsed user prints -- all in the formats those programs print (see
-sample_logs/real_formats/ for the sources). Then times ``wc -l`` and ``tormortem ingest`` on the
-same file (page cache warm for both), ``--runs`` times alternately, and reports the median,
-lowest and highest MB/s of each and the ingest's peak RSS.
+``--mix NAME`` generates about ``--size-mb`` (default 512) of one kind of log in the formats the
+real programs print (``logmix/``: each module cites the printing code of every line family),
+deterministically (``--seed``):
 
-    python benchmarks/bench_ingest.py --size-mb 1024 --workdir /tmp/tm-bench
+    megatron         a training job's output, ~99% Megatron-LM iteration lines (the original mix)
+    kernel-noise     one rsyslog file of 2,048 healthy GPU nodes, 1 Xid per ~20,000 lines
+    nccl-info        NCCL_DEBUG=INFO start-up of 16,384 ranks (world, TP and DP communicators)
+    slurm            slurmctld + slurmd logs of a busy 2,048-node cluster
+    k8s              kubectl get events, kubelet journals, kube-controller-manager log
+    kubectl-stamped  a Megatron pod's `kubectl logs --timestamps` (iterations, NCCL INFO, warnings)
+    tqdm             HF Trainer output: tqdm bars redrawn with \\r, loss dicts, checkpoints
+    unknown          a custom trainer's `[rankN] step ... | loss ...` prints no recogniser claims
+    fleet-dir        nodes/node0000..node2047/kern.log plus jobs/slurm-*.out (size = total)
+    all              every mix above, one after the other
+
+Then it runs ``wc -l`` and ``tormortem ingest`` on the same input (page cache warm for both),
+``--runs`` times alternately so that a slower spell of the machine hits both, and reports the
+median, lowest and highest MB/s of each, how many times faster ``wc -l`` was (ratio of the
+median times), and the ingest's peak RSS (of that process and its children, from ``wait4``).
+
+    python benchmarks/bench_ingest.py --mix kernel-noise --size-mb 512 --workdir /tmp/tm-bench
 """
 
 from __future__ import annotations
@@ -15,97 +28,109 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-ITER = (" [{ts}] iteration {it:>8d}/ 1000000 | consumed samples: {cs:>12d} | elapsed time per "
-        "iteration (ms): {ms:.1f} | learning rate: 1.499999E-04 | global batch size:  1024 | "
-        "lm loss: {loss:.6E} | loss scale: 1.0 | grad norm: 0.{gn:03d} | number of skipped "
-        "iterations:   0 | number of nan iterations:   0 |\n")
-OTHER = [
-    "node017:2210:2263 [3] NCCL INFO Channel 00/32 :    0   1   2   3   4   5   6   7\n",
-    "saving checkpoint at iteration {it:>7d} to /ckpt/llama-70b\n",
-    "  successfully saved checkpoint at iteration {it:>7d} to /ckpt/llama-70b\n",
-    "node017:2210:2263 [3] NCCL WARN NET/IB : Got completion from peer 10.3.2.17<52431> with "
-    "error 12, opcode 0, len 0, vendor err 129 (Recv)\n",
-    "[rank5]:[E ProcessGroupNCCL.cpp:563] [Rank 5] Watchdog caught collective operation "
-    "timeout: WorkNCCL(SeqNum=123456, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
-    "Timeout(ms)=600000) ran for 600046 milliseconds before timing out.\n",
-    "my own debug print: batch shapes look fine\n",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def generate(path: Path, size: int) -> int:
-    t0 = datetime(2024, 5, 1)
-    written, it, n = 0, 0, 0
-    with open(path, "w", buffering=1 << 22) as f:
-        while written < size:
-            it += 1
-            ts = (t0 + timedelta(seconds=it * 2)).strftime("%Y-%m-%d %H:%M:%S")
-            line = ITER.format(ts=ts, it=it, cs=it * 1024, ms=2000.0 + (it % 97) / 10,
-                               loss=2.5 + (it % 13) / 100, gn=it % 1000)
-            if it % 100 == 0:
-                line += OTHER[it // 100 % len(OTHER)].format(it=it)
-            f.write(line)
-            written += len(line)
-            n += line.count("\n")
-    return n
+from logmix import MIXES
 
 
 def timed(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and the child's peak RSS (KiB) of one command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall seconds and peak RSS (KiB) of one command (its own ``wait4`` rusage)."""
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(after, before)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode:
+        raise SystemExit(f"{cmd[0]} exited with {p.returncode}: {' '.join(cmd)}")
+    return wall, ru.ru_maxrss
+
+
+def rates(size: int, seconds: list[float]) -> dict[str, float]:
+    mbps = sorted(size / x / 1e6 for x in seconds)
+    return {"median": round(statistics.median(mbps), 1), "min": round(mbps[0], 1),
+            "max": round(mbps[-1], 1)}
+
+
+def run_mix(name: str, a: argparse.Namespace) -> dict[str, Any]:
+    work = a.workdir / name
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "in").mkdir(parents=True)
+    t0 = time.perf_counter()
+    inputs, files = MIXES[name](work / "in", a.size_mb << 20, a.seed)
+    gen_s = time.perf_counter() - t0
+    size = sum(f.stat().st_size for f in files)
+    print(f"{name}: generated {size / 1e6:.0f} MB in {len(files)} files ({gen_s:.0f} s)",
+          file=sys.stderr)
+    for f in files:  # warm the page cache
+        with open(f, "rb") as fh:
+            while fh.read(1 << 24):
+                pass
+    exe = str(Path(sys.executable).with_name("tormortem"))
+    out = work / "out"
+    ingest = [exe, "ingest", *map(str, inputs), "--out", str(out), "-q", *a.ingest_arg]
+    wc_cmd = ["wc", "-l", *map(str, files)]
+    lines = sum(int(x.split()[0]) for x in subprocess.run(
+        wc_cmd, check=True, capture_output=True, text=True).stdout.splitlines()
+        if not x.endswith(" total"))
+    load0 = os.getloadavg()
+    wc, ing, rss = [], [], 0
+    for _ in range(a.runs):  # alternated, so a slower spell of the machine hits both
+        wc.append(timed(wc_cmd)[0])
+        if out.exists():
+            shutil.rmtree(out)
+        s, r = timed(ingest)
+        ing.append(s)
+        rss = max(rss, r)
+    res = {
+        "mix": name, "bytes": size, "lines": lines, "files": len(files), "runs": a.runs,
+        "wc_l_MBps": rates(size, wc), "ingest_MBps": rates(size, ing),
+        "wc_l_times_faster": round(statistics.median(ing) / statistics.median(wc), 1),
+        "ingest_seconds": [round(x, 3) for x in ing],
+        "ingest_peak_rss_MiB": round(rss / 1024, 1),
+        "loadavg_before_after": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
+        "cpus": os.cpu_count(), "generate_seconds": round(gen_s, 1),
+    }
+    if not a.keep:
+        shutil.rmtree(work)
+    return res
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size-mb", type=int, default=1024)
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--mix", default="megatron", choices=[*MIXES, "all"])
+    ap.add_argument("--size-mb", type=int, default=512,
+                    help="MiB of input to generate (fleet-dir: the total)")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/tm-bench"))
-    ap.add_argument("--keep", action="store_true", help="keep the generated log")
+    ap.add_argument("--keep", action="store_true", help="keep the generated logs and output")
+    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=5,
                     help="ingest runs (this machine's speed varies by +-10%%; median reported)")
+    ap.add_argument("--ingest-arg", action="append", default=[],
+                    help="extra argument for tormortem ingest (repeatable), e.g. --jobs=2")
     a = ap.parse_args()
-    a.workdir.mkdir(parents=True, exist_ok=True)
-    log = a.workdir / "slurm-4242.out"
-    if not log.exists() or log.stat().st_size < a.size_mb << 20:
-        lines = generate(log, a.size_mb << 20)
-        print(f"generated {log} ({log.stat().st_size / 1e6:.0f} MB, {lines:,} lines)")
-    size = log.stat().st_size
-    subprocess.run(["cat", str(log)], check=True, stdout=subprocess.DEVNULL)  # warm the cache
-    exe = str(Path(sys.executable).with_name("tormortem"))
-    wc, ing, rss = [], [], 0
-    for _ in range(a.runs):  # alternated, so a slower spell of the machine hits both
-        wc.append(timed(["wc", "-l", str(log)])[0])
-        s, r = timed([exe, "ingest", str(log), "--out", str(a.workdir / "out"), "-q"])
-        ing.append(s)
-        rss = max(rss, r)
-
-    def rates(seconds: list[float]) -> dict[str, float]:
-        mbps = sorted(size / x / 1e6 for x in seconds)
-        return {"median": round(statistics.median(mbps), 1), "min": round(mbps[0], 1),
-                "max": round(mbps[-1], 1)}
-
-    res = {
-        "bytes": size, "runs": a.runs,
-        "wc_l_MBps": rates(wc),
-        "ingest_MBps": rates(ing),
-        "ingest_seconds": [round(x, 3) for x in ing],
-        "ingest_peak_rss_MiB": round(rss / 1024, 1),
-        "cpus": os.cpu_count(),
-    }
-    print(json.dumps(res, indent=2))
-    if not a.keep:
-        log.unlink()
+    names = list(MIXES) if a.mix == "all" else [a.mix]
+    results = []
+    for name in names:
+        res = run_mix(name, a)
+        results.append(res)
+        print(json.dumps(res, indent=2), flush=True)
+    if len(results) > 1:
+        print("| mix | MB | ingest MB/s (median, min-max) | wc -l MB/s | ratio | peak RSS MiB |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for r in results:
+            i, w = r["ingest_MBps"], r["wc_l_MBps"]
+            print(f"| {r['mix']} | {r['bytes'] / 1e6:.0f} | {i['median']} ({i['min']}-{i['max']})"
+                  f" | {w['median']} | 1/{r['wc_l_times_faster']:.0f} | "
+                  f"{r['ingest_peak_rss_MiB']} |")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,11 @@ Examples:
               show_default=True,
               help="Which scheduler's logs to write: Slurm (slurmctld, sacct, slurm-N.out) or "
                    "Kubernetes (events, pods, PyTorchJob, kubectl logs).")
+@click.option("--noise", type=click.Choice(["none", "realistic"]), default="none",
+              show_default=True,
+              help="Also write the background volume of a real campaign: every node's healthy "
+                   "syslog and every rank's NCCL INFO start-up (no signal; demo: 18 MB in all, "
+                   "llama3-54d: about 35 GB).")
 @click.option("--log-interval", type=int, default=None,
               help="Megatron --log-interval: iterations per progress line "
                    "(default: 1 for demo, 10 for llama3-54d and rates files).")
@@ -48,8 +53,8 @@ Examples:
 @output.format_option("table", "json", "csv", aliases=("json", "csv"), what="the summary")
 @output.verbosity_options
 def simulate(preset: str | None, rates_file: Path | None, seed: int, out: Path | None,
-             force: bool, flavour: str, log_interval: int | None, iterations: int | None,
-             no_logs: bool, replicas: int, fmt: str | None) -> None:
+             force: bool, flavour: str, noise: str, log_interval: int | None,
+             iterations: int | None, no_logs: bool, replicas: int, fmt: str | None) -> None:
     """Simulate a training campaign: write its logs in the real formats (Slurm, kernel,
     Megatron/PyTorch job output) plus its ground truth, or, with --no-logs, estimate the TOR
     distribution of many campaigns by Monte Carlo."""
@@ -96,7 +101,8 @@ def simulate(preset: str | None, rates_file: Path | None, seed: int, out: Path |
         doc = run_simulate(rates, seed, out, settings,
                            meta={"preset": preset, "rates_file": str(rates_file) if rates_file
                                  else None, "flavour": flavour},
-                           target_iterations=iterations, force=force, flavour=flavour)
+                           target_iterations=iterations, force=force, flavour=flavour,
+                           noise=noise)
     except (SimulateError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     run = doc["runs"][0]

@@ -7,7 +7,9 @@ rates.json) and settings (seed, scale, flavour, log interval). Leaves: a folder 
 no logs, the TOR distribution of many campaigns (``montecarlo``).
 
 Modules: ``campaign`` (the discrete-event process), ``records``, ``params``, ``presets``,
-``run`` (the entry point), ``timefmt``, ``presentation``.
+``run`` (the entry point), ``timefmt``, ``presentation``; ``noise`` (``--noise realistic``: the
+background volume of a real campaign, with ``noise_syslog`` and ``noise_nccl``, also used by
+benchmarks/bench_ingest.py).
 
 May import: ``pipeline.model.rates`` and ``parsers.schema`` only (checked by import-linter).
 """

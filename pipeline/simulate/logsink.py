@@ -13,6 +13,7 @@ Layout::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -45,6 +46,7 @@ class SlurmLogSink:
         self.rows: list[tuple[int, float, str]] = []
         self.job: TextIO | None = None
         self.seq = 0
+        self.startup: Callable[[Attempt], list[str]] | None = None  #: noise.startup_hook
 
     def _lines(self, lines: list[str]) -> None:
         assert self.job is not None
@@ -55,6 +57,8 @@ class SlurmLogSink:
         self.ctld.start(a)
         self.job = open(self.out / "jobs" / f"slurm-{a.job_id}.out", "a",  # noqa: SIM115
                         encoding="utf-8", buffering=BUF)  # append: --open-mode=append
+        if self.startup is not None:
+            self._lines(self.startup(a))
 
     def training_begin(self, a: Attempt, t: float) -> None:
         self._lines([*self.meg.start(a), self.meg.begin(t)])

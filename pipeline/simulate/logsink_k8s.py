@@ -25,6 +25,7 @@ the pods involved in an interruption (master-0, the faulty pod, recreated pods).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -66,6 +67,7 @@ class K8sLogSink:
         self.log: TextIO | None = None
         self.last_t = 0.0
         self.seq = 0
+        self.startup: Callable[[Attempt], list[str]] | None = None  #: noise.startup_hook
         for d in ("k8s", "pods", "nodes"):
             (out / d).mkdir(parents=True, exist_ok=True)
 
@@ -131,6 +133,8 @@ class K8sLogSink:
         self.names.append((f"{m0.uid}#{m0.restarts}", m0.restarts, "RUNNING", None))
         (d := self.out / "pods" / m0.name).mkdir(parents=True, exist_ok=True)
         self.log = open(d / f"{m0.name}.log", "a", encoding="utf-8", buffering=BUF)  # noqa: SIM115
+        if self.startup is not None:
+            self._w(t, self.startup(a))
 
     def _reschedule(self, prev: Attempt, a: Attempt) -> set[int]:
         """Pods deleted at the last fault, or whose node left the allocation, are recreated

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.model.rates import Rates, dumps, save_interval
+from pipeline.simulate import noise as bg
 from pipeline.simulate import truth
 from pipeline.simulate.campaign import Campaign
 from pipeline.simulate.logsink import SlurmLogSink
@@ -44,14 +45,21 @@ def prepare_out(out: Path, force: bool) -> None:
 
 def simulate(rates: Rates, seed: int, out: Path | None, settings: Settings | None = None,
              meta: dict[str, Any] | None = None, target_iterations: int | None = None,
-             force: bool = False, flavour: str = "slurm") -> dict[str, Any]:
+             force: bool = False, flavour: str = "slurm", noise: str = "none"
+             ) -> dict[str, Any]:
     """Run the campaign; with ``out`` write logs (``flavour``: slurm or k8s), truth.json and
-    params.json there. Returns the truth document."""
+    params.json there. Returns the truth document. ``noise``: ``none`` or ``realistic`` (the
+    background volume of a real campaign beside the signal; see ``noise``)."""
     if flavour not in FLAVOURS:
         raise SimulateError(f"unknown flavour {flavour!r}; choose one of {', '.join(FLAVOURS)}")
+    if noise not in bg.LEVELS:
+        raise SimulateError(f"unknown noise level {noise!r}; choose one of "
+                            f"{', '.join(bg.LEVELS)}")
     s = settings or Settings()
     meta = {"tool": "tormortem simulate", "seed": seed, "flavour": flavour,
             "log_interval": s.log_interval, **(meta or {})}
+    if noise != "none":  # only then: --noise none keeps truth.json byte for byte
+        meta["noise"] = noise
     if out is None:
         c = Campaign(rates, seed, s, target_iterations=target_iterations).run()
         return truth.build(c, meta)
@@ -59,15 +67,21 @@ def simulate(rates: Rates, seed: int, out: Path | None, settings: Settings | Non
     target = target_iterations or rates.target_iterations or 0
     cosmetic = streams(seed)["cosmetic"]
     if flavour == "k8s":
-        return _simulate_k8s(rates, seed, out, s, meta, target, target_iterations, cosmetic)
+        return _simulate_k8s(rates, seed, out, s, meta, target, target_iterations, cosmetic,
+                             noise)
     sink = SlurmLogSink(out, s, rates.scale.gpus_per_node, target, save_interval(rates),
                         cosmetic)
+    if noise == "realistic":
+        sink.startup = bg.startup_hook(seed, rates.scale.gpus_per_node, first_node_only=False)
     try:
         c = Campaign(rates, seed, s, sink=sink, target_iterations=target_iterations).run()
     finally:
         if sink.job is not None:
             sink.job.close()
     sink.close(_nodes_seen(c), c.attempts[-1].end)
+    if noise == "realistic":
+        bg.write_node_logs(out, c.all_nodes, c.attempts[-1].end, seed, s.epoch.timestamp(),
+                           kubelet=False)
     doc = truth.build(c, meta)
     return _finish(out, rates, doc)
 
@@ -81,16 +95,21 @@ def _nodes_seen(c: Campaign) -> list[str]:
 
 def _simulate_k8s(rates: Rates, seed: int, out: Path, s: Settings, meta: dict[str, Any],
                   target: int, target_iterations: int | None,
-                  cosmetic: np.random.Generator) -> dict[str, Any]:
+                  cosmetic: np.random.Generator, noise: str) -> dict[str, Any]:
     nodes = rates.scale.nodes
     spare = s.spare_nodes if s.spare_nodes is not None else max(4, nodes // 8)  # as Campaign
     sink = K8sLogSink(out, s, rates.scale.gpus_per_node, target, save_interval(rates), cosmetic,
                       nodes, nodes + spare)
+    if noise == "realistic":
+        sink.startup = bg.startup_hook(seed, rates.scale.gpus_per_node, first_node_only=True)
     try:
         c = Campaign(rates, seed, s, sink=sink, target_iterations=target_iterations).run()
     finally:
         sink.close_log()
     sink.close(_nodes_seen(c), c.attempts[-1].end)
+    if noise == "realistic":
+        bg.write_node_logs(out, c.all_nodes, c.attempts[-1].end, seed, s.epoch.timestamp(),
+                           kubelet=True)
     doc = truth.build(c, meta)
     sink.rename(doc)
     return _finish(out, rates, doc)

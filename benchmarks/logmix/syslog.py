@@ -1,0 +1,118 @@
+"""kernel-noise and fleet-dir: the syslog of many healthy GPU nodes, 1 Xid per ~20,000 lines.
+
+The healthy chatter is ``pipeline.simulate.noise_syslog`` (systemd timers and sessions, cron,
+sshd, logind, chronyd, snapd, rsyslogd, audit, mlx5 ``Link up``, kubelet, containerd, CNI; boots
+with the NVIDIA module banners and nvidia-persistenced; its docstring cites the printing code
+of each), in rsyslog's traditional file format (Ubuntu's default: ``May  7 06:45:12 host
+ident: msg``, kernel lines with imklog's ``[uptime]``). The Xid lines are NVIDIA's
+``NVRM: Xid (PCI:%04x:%02x:%02x): %d, pid=%s, name=%s, %s`` (open-gpu-kernel-modules
+src/nvidia/src/kernel/gpu/rc/kernel_rc.c ``krcReportXid_IMPL``), with the message texts of the
+Xid lines in tests/data/formats/nvidia.jsonl.
+
+* ``kernel-noise``: one file ``syslog`` as a central rsyslog collector writes it: 2,048 nodes'
+  lines interleaved in time order.
+* ``fleet-dir``: ``nodes/node0000..node2047/kern.log`` (each node's own file, about 3/4 of the
+  bytes) plus ``jobs/slurm-<id>.out`` job logs (Megatron output with every rank's NCCL INFO
+  start-up, ``logmix.joblog``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from logmix import joblog
+from logmix.common import EPOCH_S, Sized
+from pipeline.simulate.noise_syslog import NodeSyslog, Stamps, render
+
+NODES = 2048
+XID_EVERY = 20_000
+BUS = ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")
+XIDS = (
+    "79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+    "48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been "
+    "detected on GPU in the framebuffer at physAddr 0x12d815900 partition 7, subpartition 3",
+    "63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x000000012d815900) marked "
+    "for remapping, reset gpu to activate.",
+    "94, pid='<unknown>', name=<unknown>, Contained: SM (0x1). RST: No, D-RST: No",
+    "95, pid='<unknown>', name=<unknown>, Uncontained: LTC Data (0x1,0x0). RST: Yes, D-RST: No",
+    "119, pid=687595, name=nv_queue, Timeout waiting for RPC from GSP1! Expected function 10 "
+    "(FREE) (0xa55a0210 0x0).",
+    "13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 7, TPC 8, SM 1): "
+    "Misaligned Address",
+    "43, pid=240561, name=pt_main_thread, Ch 0000002b",
+    "31, pid=1319585, Ch 00000022, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_15 "
+    "faulted @ 0x7fdc_5a33e000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+)
+WINDOW = 600.0
+REBOOTS_PER_NODE_HOUR = 1 / 720  #: about one reboot per node and month
+
+
+class Fleet:
+    """Healthy nodes and the Xid lines among their chatter."""
+
+    def __init__(self, seed: int, nodes: int = NODES) -> None:
+        ss = np.random.SeedSequence(seed)
+        self.rng = np.random.default_rng(ss.spawn(1)[0])
+        self.nodes = [NodeSyslog(f"node{i:04d}", np.random.default_rng(c), kubelet=True,
+                                 epoch_s=EPOCH_S)
+                      for i, c in enumerate(ss.spawn(nodes))]
+        self.stamps = Stamps(EPOCH_S, "traditional")
+        self.until_xid = int(self.rng.integers(XID_EVERY // 2, XID_EVERY * 3 // 2))
+
+    def node_window(self, n: NodeSyslog, t0: float, t1: float) -> list[tuple[float, str]]:
+        entries = n.entries(t0, t1)
+        if self.rng.random() < REBOOTS_PER_NODE_HOUR * (t1 - t0) / 3600.0:
+            entries += n.boot(t0 + float(self.rng.random()) * (t1 - t0 - 100.0))
+        return render(n.host, entries, self.stamps, n.boot_t)
+
+    def xids(self, lines: list[tuple[float, str]], n: NodeSyslog) -> list[tuple[float, str]]:
+        """Replace the chatter line at every ~20,000th position by an Xid of that node."""
+        self.until_xid -= len(lines)
+        while self.until_xid <= 0 and lines:
+            k = len(lines) - 1 + self.until_xid
+            k = max(0, min(k, len(lines) - 1))
+            t = lines[k][0]
+            msg = f"NVRM: Xid (PCI:0000:{BUS[int(self.rng.integers(8))]}:00): " \
+                  f"{XIDS[int(self.rng.integers(len(XIDS)))]}"
+            lines[k] = (t, f"{self.stamps(t)} {n.host} kernel: [{t - n.boot_t:12.6f}] {msg}")
+            self.until_xid += int(self.rng.integers(XID_EVERY // 2, XID_EVERY * 3 // 2))
+        return lines
+
+
+def kernel_noise(out: Path, size: int, seed: int) -> tuple[list[Path], list[Path]]:
+    fleet = Fleet(seed)
+    path = out / "syslog"
+    t = 0.0
+    with Sized(path, size) as w:
+        while not w.full:
+            batch: list[tuple[float, str]] = []
+            for n in fleet.nodes:
+                batch += fleet.xids(fleet.node_window(n, t, t + WINDOW), n)
+            batch.sort(key=lambda x: x[0])
+            w.write(x for _, x in batch)
+            t += WINDOW
+    return [path], [path]
+
+
+def fleet_dir(out: Path, size: int, seed: int) -> tuple[list[Path], list[Path]]:
+    """2,048 node logs (3/4 of ``size``) and 8 job logs (1/4)."""
+    fleet = Fleet(seed)
+    per_node = size * 3 // 4 // NODES
+    files = []
+    for n in fleet.nodes:
+        path = out / "nodes" / n.host / "kern.log"
+        t = 0.0
+        with Sized(path, per_node) as w:
+            while not w.full:
+                w.write(x for _, x in fleet.xids(fleet.node_window(n, t, t + 3600.0), n))
+                t += 3600.0
+        files.append(path)
+    jobs = 8
+    for j in range(jobs):
+        path = out / "jobs" / f"slurm-{7001 + j}.out"
+        joblog.megatron_job(path, (size - size * 3 // 4) // jobs, seed * 100 + j,
+                            hosts=[f"node{(16 * j + k) % NODES:04d}" for k in range(16)])
+        files.append(path)
+    return [out], files
