@@ -35,6 +35,7 @@ How each piece is measured (the choices, written down):
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
@@ -123,9 +124,9 @@ def ideal_step(intervals: list[Interval], band: float = 1.2) -> float:
     median only over intervals within ``band`` of the first, so that fail-slow stretches
     (one-sided, well above t*) do not pull it up."""
     steady = [iv.step_s for iv in intervals if not iv.first and not iv.after_save
-              and iv.b > iv.a and np.isfinite(iv.step_s)]
+              and iv.b > iv.a and math.isfinite(iv.step_s)]
     if not steady:
-        steady = [iv.step_s for iv in intervals if iv.b > iv.a and np.isfinite(iv.step_s)]
+        steady = [iv.step_s for iv in intervals if iv.b > iv.a and math.isfinite(iv.step_s)]
     if not steady:
         return float("nan")
     arr = np.asarray(steady)
@@ -143,10 +144,10 @@ def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
     prev_i = start_iter
     for ts, it, ms in att.progress:
         n = it - prev_i
-        per = ms / 1000.0 if np.isfinite(ms) else float("nan")
+        per = ms / 1000.0 if math.isfinite(ms) else float("nan")
         if prev_t is None:
-            step = per if np.isfinite(per) else t_star_guess
-            comp = max(0.0, n * step) if np.isfinite(step) else 0.0
+            step = per if math.isfinite(per) else t_star_guess
+            comp = max(0.0, n * step) if math.isfinite(step) else 0.0
             comp = min(comp, ts - att.start)
             out.append(Interval(k, prev_i, it, ts - comp, ts, comp, per, True, False))
         else:
@@ -159,11 +160,11 @@ def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
                 if all(s in save_secs for s in inside):
                     save = sum(save_secs[s] for s in inside)
                 else:
-                    step = per if np.isfinite(per) else t_star_guess
-                    save = dur - n * step if np.isfinite(step) else 0.0
+                    step = per if math.isfinite(per) else t_star_guess
+                    save = dur - n * step if math.isfinite(step) else 0.0
                 save = min(max(save, 0.0), dur)
             comp = dur - save
-            step_s = per if np.isfinite(per) else (comp / n if n > 0 else float("nan"))
+            step_s = per if math.isfinite(per) else (comp / n if n > 0 else float("nan"))
             out.append(Interval(k, prev_i, it, prev_t, ts, comp, step_s, False, after_save))
         prev_t, prev_i = ts, it
     return out
@@ -269,7 +270,7 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
     final_iter = max((int(c[2]) for c in chunks), default=resumes[0])
     start_it = resumes[0]
     n_net = final_iter - start_it
-    t_opt = n_net * t_star if np.isfinite(t_star) else 0.0
+    t_opt = n_net * t_star if math.isfinite(t_star) else 0.0
     comp = {
         "t_opt": t_opt,
         "slow": surviving - t_opt,

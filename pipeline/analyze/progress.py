@@ -55,9 +55,12 @@ def collect(con: duckdb.DuckDBPyConnection) -> list[RunInputs]:
         by_attempt[a.attempt] = a
     seen: dict[str, set[int]] = {}
     last_save: dict[str, Save] = {}
-    cur = con.execute("SELECT attempt, run, ts, kind, iteration, value FROM attempt_events")
+    # times as integer microseconds: us / 1e6 is exactly datetime.timestamp() (both are the
+    # correctly rounded quotient), without building a datetime per line
+    cur = con.execute("SELECT attempt, run, epoch_us(ts), kind, iteration, value "
+                      "FROM attempt_events")
     while batch := cur.fetchmany(100_000):
-        for attempt, run, ts, kind, iteration, value in batch:
+        for attempt, run, us, kind, iteration, value in batch:
             a = by_attempt[attempt]
             if kind == "iteration" and iteration is not None:
                 s = seen.setdefault(attempt, set())
@@ -67,7 +70,8 @@ def collect(con: duckdb.DuckDBPyConnection) -> list[RunInputs]:
                     continue
                 s.add(iteration)
                 ms = float(value) if value is not None else math.nan
-                a.progress.append((_epoch(ts), int(iteration), ms))
+                a.progress.append((us / 1e6 if us is not None else math.nan, int(iteration),
+                                   ms))
             elif kind in ("ckpt_save_start", "ckpt_save_end") and iteration is not None:
                 if not a.saves or a.saves[-1].iteration != iteration:
                     sv = Save(int(iteration), completed=kind == "ckpt_save_end")

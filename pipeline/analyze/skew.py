@@ -143,23 +143,28 @@ def _two_sided(con: duckdb.DuckDBPyConnection, clock: Any, max_skew: float) -> N
             clock(host, "slurmd").pairs.append(float(d))
 
 
-def _windows(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[float, float]]]:
+def _windows(con: duckdb.DuckDBPyConnection, hosts: list[str]
+             ) -> dict[str, list[tuple[float, float]]]:
+    """Per host of ``hosts``: the (start, end) of every attempt that ran on it (node lists
+    are unnested in the database: thousands of hosts per attempt are slow to walk here)."""
     win: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for nodes, s, e in con.execute(
-            "SELECT nodes, epoch(start), epoch(coalesce(\"end\", start)) FROM attempts_linked"
-            ).fetchall():
-        for h in nodes or []:
-            win[h].append((float(s), float(e)))
+    if not hosts:
+        return win
+    for h, s, e in con.execute(
+            "SELECT h, epoch(start), epoch(coalesce(\"end\", start)) FROM (SELECT "
+            "unnest(nodes) AS h, start, \"end\" FROM attempts_linked) WHERE h IN "
+            "(SELECT unnest($hosts))", {"hosts": hosts}).fetchall():
+        win[h].append((float(s), float(e)))
     return win
 
 
 def _one_sided(con: duckdb.DuckDBPyConnection, clock: Any, max_skew: float) -> None:
-    win = _windows(con)
-    for host, src, x in con.execute(
-            "SELECT host, source, epoch(ts) FROM classified_events WHERE source = 'kernel' "
-            "AND host IS NOT NULL AND ts IS NOT NULL AND job_id IS NULL "
-            "AND category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')"
-            ).fetchall():
+    lines = con.execute(
+        "SELECT host, source, epoch(ts) FROM classified_events WHERE source = 'kernel' "
+        "AND host IS NOT NULL AND ts IS NOT NULL AND job_id IS NULL "
+        "AND category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')").fetchall()
+    win = _windows(con, sorted({h for h, _, _ in lines}))
+    for host, src, x in lines:
         ws = win.get(host)
         if not ws or any(s - RUNNING_SLACK_S <= x <= e + RUNNING_SLACK_S for s, e in ws):
             continue

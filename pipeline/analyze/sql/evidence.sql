@@ -36,33 +36,48 @@
 -- Ranking: the most specific evidence is the root cause, the earliest among equals (then file
 -- and line for a stable order); the rest are listed as symptoms.
 WITH known AS (SELECT DISTINCT job_id FROM attempts_linked),
-ev AS (
+-- one row per event and linked job (rid names it); the five ways an event can belong to an
+-- interruption are equi-joins (the nodes unnested) whose union is exactly the pairs one join
+-- with their OR gives (an OR join is a nested loop over every pair)
+ev AS MATERIALIZED (
     SELECT c.* REPLACE (c.ts - to_microseconds(CAST(round(coalesce(sk.offset_s, 0) * 1e6)
                                                      AS BIGINT)) AS ts),
            coalesce(k.job_id, l.job_id) AS link_job,
-           coalesce(sk.bound_s, 0) + $tol_s AS tol_s
+           coalesce(sk.bound_s, 0) + $tol_s AS tol_s,
+           row_number() OVER () AS rid
     FROM classified_events c
     LEFT JOIN known k ON k.job_id = c.job_id
     LEFT JOIN output_links l ON k.job_id IS NULL AND l.file = c.file
     LEFT JOIN host_skew sk ON c.job_id IS NULL AND sk.host = c.host AND sk.source = c.source
     WHERE c.category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
 ),
+pairs AS (
+    SELECT e.rid, i.attempt FROM interruptions_base i JOIN ev e ON e.link_job = i.job_id
+    UNION
+    SELECT e.rid, i.attempt FROM interruptions_base i JOIN ev e ON e.job_id = i.job_id
+    UNION
+    SELECT e.rid, i.attempt FROM interruptions_base i
+      JOIN ev e ON e.job_id = split_part(i.job_id, '#', 1)
+    UNION
+    SELECT e.rid, i.attempt FROM interruptions_base i
+      JOIN ev e ON e.job_id IS NULL AND e.file = i.job_id
+    UNION
+    SELECT e.rid, n.attempt FROM (SELECT attempt, unnest(nodes) AS host
+                                  FROM interruptions_base) n
+      JOIN ev e ON e.job_id IS NULL AND e.link_job IS NULL AND e.host = n.host
+),
 scoped AS (
     SELECT i.attempt, i.run, i.start, i."end", i.last_progress, i.next_start, i.first_in_run,
            i.end_inferred,
-           e.*,
+           e.* EXCLUDE (rid),
            coalesce(e.ts, i."end") AS when_ts,
            CASE WHEN e.job_id IS NOT NULL OR e.link_job IS NOT NULL OR e.file = i.job_id
                 THEN 'job' ELSE 'node' END AS scope
-    FROM interruptions_base i
-    JOIN ev e
-      ON (e.link_job = i.job_id
-          OR e.job_id = i.job_id
-          OR e.job_id = split_part(i.job_id, '#', 1)
-          OR (e.job_id IS NULL AND e.file = i.job_id)
-          OR (e.job_id IS NULL AND e.link_job IS NULL AND list_contains(i.nodes, e.host)))
-     AND (e.ts IS NOT NULL OR (coalesce(e.link_job, e.job_id) IS NOT NULL
-                               AND i.executions = 1))
+    FROM pairs p
+    JOIN interruptions_base i ON i.attempt = p.attempt
+    JOIN ev e ON e.rid = p.rid
+    WHERE e.ts IS NOT NULL OR (coalesce(e.link_job, e.job_id) IS NOT NULL
+                               AND i.executions = 1)
 ),
 matched AS (
     SELECT attempt, run, event_id, when_ts AS ts, host, source, kind, code, category, mode,
