@@ -82,7 +82,7 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                 row = ri.rows[k]
                 base.append({"attempt": p.attempt, "run": ri.run, "job_id": row["job_id"],
                              "executions": executions[row["job_id"]],
-                             "nodes": list(row["nodes"] or []),
+                             "nodes": list(row["nodes"] or []), "nodes_of": row["attempt"],
                              "start": _dt(p.start), "end": _dt(p.end),
                              "last_progress": _dt(p.last_progress),
                              "next_start": _dt(d.attempts[k + 1].start),
