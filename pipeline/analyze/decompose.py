@@ -39,8 +39,7 @@ import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from pipeline.analyze.tstar import robust_median, steady_steps
 from pipeline.analyze.unseen import charge, log_interval
 
 
@@ -127,12 +126,7 @@ def ideal_step(intervals: list[Interval], band: float = 1.2) -> float:
               and iv.b > iv.a and math.isfinite(iv.step_s)]
     if not steady:
         steady = [iv.step_s for iv in intervals if iv.b > iv.a and math.isfinite(iv.step_s)]
-    if not steady:
-        return float("nan")
-    arr = np.asarray(steady)
-    m0 = float(np.median(arr))
-    core = arr[(arr <= m0 * band) & (arr >= m0 / band)]
-    return float(np.median(core)) if core.size else m0
+    return robust_median(steady, band)
 
 
 def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
@@ -170,6 +164,16 @@ def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
     return out
 
 
+def _all_intervals(atts: list[AttemptInput], resumes: list[int], t_star_guess: float
+                   ) -> list[Interval]:
+    ivs: list[Interval] = []
+    for k, a in enumerate(atts):
+        saved = sorted({s.iteration for s in a.saves})
+        secs = {s.iteration: s.seconds for s in a.saves if s.seconds is not None}
+        ivs.extend(_intervals(k, a, resumes[k], t_star_guess, saved, secs))
+    return ivs
+
+
 def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
               start_iteration: int | None = None, unseen: bool = True) -> Decomposition:
     """Split the run's wall time exactly (see module docstring)."""
@@ -198,19 +202,22 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
             # a save whose end was not logged still completed if training went on after it
             if s.completed or (top is not None and top > s.iteration):
                 last_save = s.iteration if last_save is None else max(last_save, s.iteration)
-    # two passes: t* from intervals measured with a provisional t*, then final intervals
-    guess = ideal_step_s if ideal_step_s is not None else float("nan")
-    ivs: list[Interval] = []
-    for _ in range(2):
-        ivs = []
-        for k, a in enumerate(atts):
-            saved = sorted({s.iteration for s in a.saves})
-            secs = {s.iteration: s.seconds for s in a.saves if s.seconds is not None}
-            ivs.extend(_intervals(k, a, resumes[k], guess, saved, secs))
-        if ideal_step_s is not None:
-            break
-        guess = ideal_step(ivs)
-    t_star = guess
+    # t* from the steady intervals, which need no provisional t* (tstar.py), then the
+    # intervals with it; with no steady interval, two passes: t* from all intervals measured
+    # without one, the intervals with that, and t* again from those
+    if ideal_step_s is not None:
+        t_star = ideal_step_s
+        ivs = _all_intervals(atts, resumes, t_star)
+    else:
+        steady = steady_steps([a.progress for a in atts],
+                              [sorted({s.iteration for s in a.saves}) for a in atts])
+        if steady.size:
+            t_star = robust_median(steady)
+            ivs = _all_intervals(atts, resumes, t_star)
+        else:
+            ivs = _all_intervals(atts, resumes,
+                                 ideal_step(_all_intervals(atts, resumes, float("nan"))))
+            t_star = ideal_step(ivs)
     k_log = log_interval(atts)  # type: ignore[arg-type]
     parts = [AttemptParts(a.attempt, a.start, ends[k], resumed_from=resumes[k])
              for k, a in enumerate(atts)]
