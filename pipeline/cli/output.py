@@ -28,6 +28,8 @@ from typing import Any, TypeVar
 
 import click
 
+from pipeline.jsondump import dumps2
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -171,6 +173,8 @@ def plain(v: Any) -> Any:
 
 
 def dumps(doc: Any, indent: int | None = 2) -> str:
+    if indent == 2:  # the same text, faster (pipeline/jsondump.py)
+        return dumps2(plain(doc), ensure_ascii=False, allow_nan=False)
     return json.dumps(plain(doc), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
