@@ -61,12 +61,22 @@ INTERRUPTIONS_BASE = pa.schema([
 ])
 
 
+def failure_events(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the temporary table ``failure_events``: the rows of ``classified_events`` (a
+    view that classifies every event against the rule table) of a failure category, in its
+    order. Evidence (``sql/evidence.sql``) and clock skew (``skew.py``) read it: the view is
+    evaluated once."""
+    con.execute("CREATE OR REPLACE TEMP TABLE failure_events AS SELECT * FROM "
+                "classified_events WHERE category NOT IN ('none', 'progress', 'checkpoint', "
+                "'unclassified')")
+
+
 def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
                 before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S,
                 skew_tolerance_s: float = 0.0) -> dict[str, Cause]:
     """Create tables ``interruptions_base`` and ``evidence``; one Cause per attempt in base
     (``nodes``: its nodes, the list of the ``attempts_linked`` row ``nodes_of``). Node lines
-    are corrected by ``host_skew`` (skew.py), which must exist."""
+    are corrected by ``host_skew`` (skew.py); it and ``failure_events`` must exist."""
     con.register("ib_arrow", pa.Table.from_pylist(
         [{"pos": k, **b} for k, b in enumerate(base)], INTERRUPTIONS_BASE))
     con.execute("CREATE OR REPLACE TABLE interruptions_base AS SELECT b.attempt, b.run, "

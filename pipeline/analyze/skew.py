@@ -94,7 +94,8 @@ def _mad(xs: list[float], med: float) -> float:
 
 def estimate_skew(con: duckdb.DuckDBPyConnection, max_skew_s: float = DEFAULT_MAX_SKEW_S,
                   enabled: bool = True) -> list[dict[str, Any]]:
-    """Create ``host_skew``; returns its rows with a non-zero offset (for the report)."""
+    """Create ``host_skew``; returns its rows with a non-zero offset (for the report). Reads
+    ``failure_events`` (rootcause.failure_events), which must exist."""
     clocks: dict[tuple[str, str], Clock] = {}
 
     def clock(h: str, s: str) -> Clock:
@@ -149,9 +150,8 @@ def _one_sided(con: duckdb.DuckDBPyConnection, clock: Any, max_skew: float) -> N
     q = """
         WITH line AS (
             SELECT row_number() OVER () AS lid, host, source, epoch(ts) AS x
-            FROM classified_events WHERE source = 'kernel' AND host IS NOT NULL
-              AND ts IS NOT NULL AND job_id IS NULL
-              AND category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')),
+            FROM failure_events WHERE source = 'kernel' AND host IS NOT NULL
+              AND ts IS NOT NULL AND job_id IS NULL),
         win AS (
             SELECT h, epoch(start) AS s, epoch(coalesce("end", start)) AS e
             FROM (SELECT unnest(nodes) AS h, start, "end" FROM attempts_linked)

@@ -1,7 +1,7 @@
 -- evidence: every classified event that may explain an interruption.
 -- Inputs: interruptions_base (attempt, run, job_id, executions (how many executions share the
 -- job id), nodes, start, end, last_progress, next_start, first_in_run, end_inferred),
--- classified_events.
+-- failure_events (the classified_events of a failure category: rootcause.failure_events).
 -- Parameters: $before_s, $after_s (the evidence window), $skew_s (node lines' allowance after
 -- the end), $tol_s (--skew-tolerance: extra allowance on node windows, both ends).
 -- Clock skew (skew.py, table host_skew): a node line's time is corrected by its host's
@@ -45,11 +45,10 @@ ev AS MATERIALIZED (
            coalesce(k.job_id, l.job_id) AS link_job,
            coalesce(sk.bound_s, 0) + $tol_s AS tol_s,
            row_number() OVER () AS rid
-    FROM classified_events c
+    FROM failure_events c
     LEFT JOIN known k ON k.job_id = c.job_id
     LEFT JOIN output_links l ON k.job_id IS NULL AND l.file = c.file
     LEFT JOIN host_skew sk ON c.job_id IS NULL AND sk.host = c.host AND sk.source = c.source
-    WHERE c.category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
 ),
 pairs AS (
     SELECT e.rid, i.attempt FROM interruptions_base i JOIN ev e ON e.link_job = i.job_id
