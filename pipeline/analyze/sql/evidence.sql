@@ -61,9 +61,15 @@ pairs AS (
     SELECT e.rid, i.attempt FROM interruptions_base i
       JOIN ev e ON e.job_id IS NULL AND e.file = i.job_id
     UNION
-    SELECT e.rid, n.attempt FROM (SELECT attempt, unnest(nodes) AS host
-                                  FROM interruptions_base) n
-      JOIN ev e ON e.job_id IS NULL AND e.link_job IS NULL AND e.host = n.host
+    -- node lines only near the attempt: a bound (a second wider) that every window below
+    -- implies, so that a node's lines do not pair with every attempt that ran on it
+    SELECT e.rid, n.attempt
+    FROM (SELECT attempt, lo, hi, unnest(nodes) AS host FROM (
+              SELECT attempt, nodes, coalesce(last_progress, start) - to_seconds($before_s + 1)
+                     AS lo, "end" + to_seconds($after_s + 1) AS hi FROM interruptions_base)) n
+    JOIN (SELECT rid, host, ts, ts - to_seconds(greatest(tol_s, 0)) AS ts_less_tol FROM ev
+          WHERE job_id IS NULL AND link_job IS NULL) e
+      ON e.host = n.host AND e.ts >= n.lo AND e.ts_less_tol <= n.hi
 ),
 scoped AS (
     SELECT i.attempt, i.run, i.start, i."end", i.last_progress, i.next_start, i.first_in_run,
