@@ -28,8 +28,6 @@ from typing import Any, TypeVar
 
 import click
 
-from pipeline.jsondump import dumps2
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -173,7 +171,9 @@ def plain(v: Any) -> Any:
 
 
 def dumps(doc: Any, indent: int | None = 2) -> str:
-    if indent == 2:  # the same text, faster (pipeline/jsondump.py)
+    if indent == 2:  # the same text, faster
+        from pipeline.model.jsondump import dumps2
+
         return dumps2(plain(doc), ensure_ascii=False, allow_nan=False)
     return json.dumps(plain(doc), indent=indent, ensure_ascii=False, allow_nan=False)
 

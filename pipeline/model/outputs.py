@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.jsondump import dumps2
+from pipeline.model.jsondump import dumps2
 
 
 def write_rates(out: Path, analysis: dict[str, Any]) -> list[Path]:

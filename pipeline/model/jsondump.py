@@ -7,7 +7,7 @@ the same choices in the same order -- strings through ``json``'s own (C) string 
 ``int.__repr__`` and ``float.__repr__`` for numbers, ``NaN``/``Infinity`` unless
 ``allow_nan`` is false, keys as ``json`` converts them, the same errors -- but encodes a
 list of scalars of one type with ``map`` over those functions. Imports nothing of the
-project; tests/test_jsondump.py compares it with ``json.dumps`` on random documents.
+project; tests/model/test_jsondump.py compares it with ``json.dumps`` on random documents.
 """
 
 from __future__ import annotations

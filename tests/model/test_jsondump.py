@@ -1,4 +1,4 @@
-"""pipeline.jsondump.dumps2 writes exactly what json.dumps(indent=2) writes, errors included."""
+"""model.jsondump.dumps2 writes exactly what json.dumps(indent=2) writes, errors included."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pipeline.jsondump import dumps2
+from pipeline.model.jsondump import dumps2
 
 
 class Level(IntEnum):
