@@ -7,8 +7,9 @@ Leaves: the ``tormortem.analysis/1`` dict (``run.analyze_db``) and the tables
 ``interruptions``, ``evidence``, ``slow_episodes`` in the same database.
 
 Modules: ``runs`` (attempts -> runs), ``progress`` (per-attempt iterations, saves, loads),
-``decompose`` (T_obs split exactly), ``slowdown`` (fail-slow episodes), ``rootcause``
-(evidence windows, most specific cause), ``run`` (the entry point), ``sql/``.
+``decompose`` (T_obs split exactly; ``tstar`` its healthy step time from progress arrays),
+``slowdown`` (fail-slow episodes), ``rootcause`` (evidence windows, most specific cause),
+``run`` (the entry point), ``sql/``.
 
 May import: ``pipeline.ingest``, ``parsers`` and ``pipeline.units``.
 """

@@ -173,10 +173,15 @@ def assign_runs(con: duckdb.DuckDBPyConnection) -> None:
             if by_job.get(job) and by_job.get(d) and any(a.progress for a in by_job[job]):
                 runs.merge(by_job[d][0].run, by_job[job][0].run, "dependency",
                            f"job {job} depends on job {d}")
+    # attempts (in start order) by the iterations they saved: a load looks only at those
+    saved_at: dict[int, list[Att]] = defaultdict(list)
+    for a in atts:
+        for it in sorted({it for it, _ in a.saves}):
+            saved_at[it].append(a)
     for b in atts:
         if not b.load or (b.first_iter is not None and b.first_iter <= b.load):
             continue
-        src = [a for a in atts if a is not b and a.start < b.start
+        src = [a for a in saved_at.get(b.load, []) if a is not b and a.start < b.start
                and a.saved(b.load, b.load_path)]
         with_path = [a for a in src if (b.load, b.load_path) in a.saves and b.load_path]
         if with_path:

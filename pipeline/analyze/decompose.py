@@ -35,11 +35,11 @@ How each piece is measured (the choices, written down):
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from pipeline.analyze.tstar import robust_median, steady_steps
 from pipeline.analyze.unseen import charge, log_interval
 
 
@@ -123,15 +123,10 @@ def ideal_step(intervals: list[Interval], band: float = 1.2) -> float:
     median only over intervals within ``band`` of the first, so that fail-slow stretches
     (one-sided, well above t*) do not pull it up."""
     steady = [iv.step_s for iv in intervals if not iv.first and not iv.after_save
-              and iv.b > iv.a and np.isfinite(iv.step_s)]
+              and iv.b > iv.a and math.isfinite(iv.step_s)]
     if not steady:
-        steady = [iv.step_s for iv in intervals if iv.b > iv.a and np.isfinite(iv.step_s)]
-    if not steady:
-        return float("nan")
-    arr = np.asarray(steady)
-    m0 = float(np.median(arr))
-    core = arr[(arr <= m0 * band) & (arr >= m0 / band)]
-    return float(np.median(core)) if core.size else m0
+        steady = [iv.step_s for iv in intervals if iv.b > iv.a and math.isfinite(iv.step_s)]
+    return robust_median(steady, band)
 
 
 def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
@@ -143,10 +138,10 @@ def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
     prev_i = start_iter
     for ts, it, ms in att.progress:
         n = it - prev_i
-        per = ms / 1000.0 if np.isfinite(ms) else float("nan")
+        per = ms / 1000.0 if math.isfinite(ms) else float("nan")
         if prev_t is None:
-            step = per if np.isfinite(per) else t_star_guess
-            comp = max(0.0, n * step) if np.isfinite(step) else 0.0
+            step = per if math.isfinite(per) else t_star_guess
+            comp = max(0.0, n * step) if math.isfinite(step) else 0.0
             comp = min(comp, ts - att.start)
             out.append(Interval(k, prev_i, it, ts - comp, ts, comp, per, True, False))
         else:
@@ -159,14 +154,24 @@ def _intervals(k: int, att: AttemptInput, start_iter: int, t_star_guess: float,
                 if all(s in save_secs for s in inside):
                     save = sum(save_secs[s] for s in inside)
                 else:
-                    step = per if np.isfinite(per) else t_star_guess
-                    save = dur - n * step if np.isfinite(step) else 0.0
+                    step = per if math.isfinite(per) else t_star_guess
+                    save = dur - n * step if math.isfinite(step) else 0.0
                 save = min(max(save, 0.0), dur)
             comp = dur - save
-            step_s = per if np.isfinite(per) else (comp / n if n > 0 else float("nan"))
+            step_s = per if math.isfinite(per) else (comp / n if n > 0 else float("nan"))
             out.append(Interval(k, prev_i, it, prev_t, ts, comp, step_s, False, after_save))
         prev_t, prev_i = ts, it
     return out
+
+
+def _all_intervals(atts: list[AttemptInput], resumes: list[int], t_star_guess: float
+                   ) -> list[Interval]:
+    ivs: list[Interval] = []
+    for k, a in enumerate(atts):
+        saved = sorted({s.iteration for s in a.saves})
+        secs = {s.iteration: s.seconds for s in a.saves if s.seconds is not None}
+        ivs.extend(_intervals(k, a, resumes[k], t_star_guess, saved, secs))
+    return ivs
 
 
 def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
@@ -197,19 +202,22 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
             # a save whose end was not logged still completed if training went on after it
             if s.completed or (top is not None and top > s.iteration):
                 last_save = s.iteration if last_save is None else max(last_save, s.iteration)
-    # two passes: t* from intervals measured with a provisional t*, then final intervals
-    guess = ideal_step_s if ideal_step_s is not None else float("nan")
-    ivs: list[Interval] = []
-    for _ in range(2):
-        ivs = []
-        for k, a in enumerate(atts):
-            saved = sorted({s.iteration for s in a.saves})
-            secs = {s.iteration: s.seconds for s in a.saves if s.seconds is not None}
-            ivs.extend(_intervals(k, a, resumes[k], guess, saved, secs))
-        if ideal_step_s is not None:
-            break
-        guess = ideal_step(ivs)
-    t_star = guess
+    # t* from the steady intervals, which need no provisional t* (tstar.py), then the
+    # intervals with it; with no steady interval, two passes: t* from all intervals measured
+    # without one, the intervals with that, and t* again from those
+    if ideal_step_s is not None:
+        t_star = ideal_step_s
+        ivs = _all_intervals(atts, resumes, t_star)
+    else:
+        steady = steady_steps([a.progress for a in atts],
+                              [sorted({s.iteration for s in a.saves}) for a in atts])
+        if steady.size:
+            t_star = robust_median(steady)
+            ivs = _all_intervals(atts, resumes, t_star)
+        else:
+            ivs = _all_intervals(atts, resumes,
+                                 ideal_step(_all_intervals(atts, resumes, float("nan"))))
+            t_star = ideal_step(ivs)
     k_log = log_interval(atts)  # type: ignore[arg-type]
     parts = [AttemptParts(a.attempt, a.start, ends[k], resumed_from=resumes[k])
              for k, a in enumerate(atts)]
@@ -269,7 +277,7 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
     final_iter = max((int(c[2]) for c in chunks), default=resumes[0])
     start_it = resumes[0]
     n_net = final_iter - start_it
-    t_opt = n_net * t_star if np.isfinite(t_star) else 0.0
+    t_opt = n_net * t_star if math.isfinite(t_star) else 0.0
     comp = {
         "t_opt": t_opt,
         "slow": surviving - t_opt,

@@ -60,7 +60,10 @@ class Job:
     job_id: str
     raw: set[str] = field(default_factory=set)
     name: str | None = None
+    #: its nodes that an output file's path names (all that ``_window`` asks about: node
+    #: lists of thousands of hosts are not brought over whole)
     nodes: set[str] = field(default_factory=set)
+    any_nodes: bool = False  #: the records list any node at all
     windows: list[tuple[float, float]] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)  #: recorded output patterns
     work_dir: str | None = None
@@ -73,14 +76,22 @@ class OutFile:
     content_ids: set[str] = field(default_factory=set)
 
 
-def _jobs(con: duckdb.DuckDBPyConnection) -> dict[str, Job]:
+def _jobs(con: duckdb.DuckDBPyConnection, hosts: set[str]) -> dict[str, Job]:
+    """The jobs of the scheduler records; ``hosts``: the hosts output paths name."""
     jobs: dict[str, Job] = {}
-    for job_id, name, nodes, start, end in con.execute(
-            "SELECT job_id, name, nodes, epoch(start), epoch(coalesce(\"end\", start)) "
-            "FROM attempts_linked WHERE source <> 'inferred'").fetchall():
+    for job_id, name, any_nodes, start, end in con.execute(
+            "SELECT job_id, name, len(nodes) > 0, epoch(start), "
+            "epoch(coalesce(\"end\", start)) FROM attempts_linked WHERE source <> 'inferred'"
+            ).fetchall():
         j = jobs.setdefault(job_id, Job(job_id, {job_id}, name))
-        j.nodes.update(nodes or [])
+        j.any_nodes = j.any_nodes or bool(any_nodes)
         j.windows.append((float(start), float(end)))
+    if hosts:
+        for job_id, host in con.execute(
+                "SELECT DISTINCT job_id, h FROM (SELECT job_id, unnest(nodes) AS h FROM "
+                "attempts_linked WHERE source <> 'inferred') WHERE h IN (SELECT "
+                "unnest($hosts))", {"hosts": sorted(hosts)}).fetchall():
+            jobs[job_id].nodes.add(host)
     for job_id, raw, out, err, wd, line in con.execute(
             "SELECT job_id, job_id_raw, std_out, std_err, work_dir, submit_line FROM attempts "
             "WHERE step IS NULL").fetchall():
@@ -189,7 +200,7 @@ def _window(f: OutFile, jobs: dict[str, Job]) -> list[Job]:
         return any(s - SLACK_S <= t <= e + WINDOW_END_S for s, e in j.windows)
 
     hits = [j for j in jobs.values() if inside(t0, j) and inside(t1, j)
-            and (host is None or not j.nodes or host in j.nodes)]
+            and (host is None or not j.any_nodes or host in j.nodes)]
     return hits if len(hits) == 1 else []
 
 
@@ -214,8 +225,8 @@ def _resolve(con: duckdb.DuckDBPyConnection, f: OutFile, cands: list[Job]
 
 def link_outputs(con: duckdb.DuckDBPyConnection, patterns: list[str] | None = None) -> None:
     """Create ``output_links`` and ``output_unlinked`` (see module docstring)."""
-    jobs = _jobs(con)
     files = _files(con)
+    jobs = _jobs(con, {h for f in files if (h := host_from_path(f)) is not None})
     by_id: dict[str, list[Job]] = defaultdict(list)
     by_name: dict[str, list[Job]] = defaultdict(list)
     for j in jobs.values():

@@ -48,9 +48,12 @@ class Cause:
     node_where: str | None = None  #: file:line naming the node when it is not the cause's
 
 
+#: the rows handed over from Python; ``nodes`` is joined in the database from the
+#: ``attempts_linked`` row ``nodes_of`` (lists of thousands of hosts are slow to hand over)
 INTERRUPTIONS_BASE = pa.schema([
+    ("pos", pa.int64()),
     ("attempt", pa.string()), ("run", pa.string()), ("job_id", pa.string()),
-    ("executions", pa.int64()), ("nodes", pa.list_(pa.string())),
+    ("executions", pa.int64()), ("nodes_of", pa.string()),
     ("start", pa.timestamp("us", tz="UTC")), ("end", pa.timestamp("us", tz="UTC")),
     ("last_progress", pa.timestamp("us", tz="UTC")),
     ("next_start", pa.timestamp("us", tz="UTC")), ("first_in_run", pa.bool_()),
@@ -58,13 +61,28 @@ INTERRUPTIONS_BASE = pa.schema([
 ])
 
 
+def failure_events(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the temporary table ``failure_events``: the rows of ``classified_events`` (a
+    view that classifies every event against the rule table) of a failure category, in its
+    order. Evidence (``sql/evidence.sql``) and clock skew (``skew.py``) read it: the view is
+    evaluated once."""
+    con.execute("CREATE OR REPLACE TEMP TABLE failure_events AS SELECT * FROM "
+                "classified_events WHERE category NOT IN ('none', 'progress', 'checkpoint', "
+                "'unclassified')")
+
+
 def find_causes(con: duckdb.DuckDBPyConnection, base: list[dict[str, Any]],
                 before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S,
                 skew_tolerance_s: float = 0.0) -> dict[str, Cause]:
-    """Create tables ``interruptions_base`` and ``evidence``; one Cause per attempt in base.
-    Node lines are corrected by ``host_skew`` (skew.py), which must exist."""
-    con.register("ib_arrow", pa.Table.from_pylist(base, INTERRUPTIONS_BASE))
-    con.execute("CREATE OR REPLACE TABLE interruptions_base AS SELECT * FROM ib_arrow")
+    """Create tables ``interruptions_base`` and ``evidence``; one Cause per attempt in base
+    (``nodes``: its nodes, the list of the ``attempts_linked`` row ``nodes_of``). Node lines
+    are corrected by ``host_skew`` (skew.py); it and ``failure_events`` must exist."""
+    con.register("ib_arrow", pa.Table.from_pylist(
+        [{"pos": k, **b} for k, b in enumerate(base)], INTERRUPTIONS_BASE))
+    con.execute("CREATE OR REPLACE TABLE interruptions_base AS SELECT b.attempt, b.run, "
+                "b.job_id, b.executions, coalesce(a.nodes, []) AS nodes, b.start, b.\"end\", "
+                "b.last_progress, b.next_start, b.first_in_run, b.end_inferred FROM ib_arrow b "
+                "LEFT JOIN attempts_linked a ON a.attempt = b.nodes_of ORDER BY b.pos")
     con.unregister("ib_arrow")
     con.execute("CREATE OR REPLACE TABLE evidence AS " + sql("evidence"),
                 {"before_s": before_s, "after_s": after_s, "skew_s": NODE_SKEW_S,

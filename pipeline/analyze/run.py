@@ -32,7 +32,13 @@ from pipeline.analyze.progress import RunInputs, collect, make_attempt_events
 from pipeline.analyze.quality import ORDER
 from pipeline.analyze.quality import check as check_quality
 from pipeline.analyze.quality import fidelity as run_fidelity
-from pipeline.analyze.rootcause import DEFAULT_AFTER_S, DEFAULT_BEFORE_S, Cause, find_causes
+from pipeline.analyze.rootcause import (
+    DEFAULT_AFTER_S,
+    DEFAULT_BEFORE_S,
+    Cause,
+    failure_events,
+    find_causes,
+)
 from pipeline.analyze.runs import link_attempts, load_run_map
 from pipeline.analyze.skew import DEFAULT_MAX_SKEW_S, estimate_skew
 from pipeline.analyze.slowdown import Episode, find_episodes, observed_seconds
@@ -82,12 +88,13 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                 row = ri.rows[k]
                 base.append({"attempt": p.attempt, "run": ri.run, "job_id": row["job_id"],
                              "executions": executions[row["job_id"]],
-                             "nodes": list(row["nodes"] or []),
+                             "nodes": list(row["nodes"] or []), "nodes_of": row["attempt"],
                              "start": _dt(p.start), "end": _dt(p.end),
                              "last_progress": _dt(p.last_progress),
                              "next_start": _dt(d.attempts[k + 1].start),
                              "first_in_run": k == 0,
                              "end_inferred": row.get("fidelity") == "progress"})
+        failure_events(con)
         skews = estimate_skew(con, max_skew_s, clock_skew)
         causes = find_causes(con, base, before_s, after_s, skew_tolerance_s)
         split: set[str] = set()

@@ -60,9 +60,10 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
     con.unregister("run_map_arrow")
     # only jobs no sacct record covers count as attempts from a scontrol snapshot (it shows
     # the current execution alone; see parsers/scontrol.py)
-    con.execute("CREATE OR REPLACE TEMP VIEW attempts_scheduled AS SELECT * FROM attempts a "
-                "WHERE source <> 'scontrol' OR NOT EXISTS (SELECT 1 FROM attempts s WHERE "
-                "s.job_id = a.job_id AND s.source IN ('sacct', 'sacct_json'))")
+    con.execute("CREATE OR REPLACE TEMP VIEW attempts_scheduled AS SELECT a.rowid AS "
+                "attempts_row, * FROM attempts a WHERE source <> 'scontrol' OR NOT EXISTS "
+                "(SELECT 1 FROM attempts s WHERE s.job_id = a.job_id AND s.source IN "
+                "('sacct', 'sacct_json'))")
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + sql("attempts_linked"))
     row = con.execute("SELECT count(*), count(*) FILTER (source IN ('k8s_pod', 'pytorchjob'))"
                       " FROM attempts_linked").fetchall()[0]

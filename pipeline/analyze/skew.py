@@ -37,7 +37,6 @@ method, samples)`` holds the result (an offset under ``MIN_SKEW_S`` counts as no
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +94,8 @@ def _mad(xs: list[float], med: float) -> float:
 
 def estimate_skew(con: duckdb.DuckDBPyConnection, max_skew_s: float = DEFAULT_MAX_SKEW_S,
                   enabled: bool = True) -> list[dict[str, Any]]:
-    """Create ``host_skew``; returns its rows with a non-zero offset (for the report)."""
+    """Create ``host_skew``; returns its rows with a non-zero offset (for the report). Reads
+    ``failure_events`` (rootcause.failure_events), which must exist."""
     clocks: dict[tuple[str, str], Clock] = {}
 
     def clock(h: str, s: str) -> Clock:
@@ -143,32 +143,31 @@ def _two_sided(con: duckdb.DuckDBPyConnection, clock: Any, max_skew: float) -> N
             clock(host, "slurmd").pairs.append(float(d))
 
 
-def _windows(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[float, float]]]:
-    win: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for nodes, s, e in con.execute(
-            "SELECT nodes, epoch(start), epoch(coalesce(\"end\", start)) FROM attempts_linked"
-            ).fetchall():
-        for h in nodes or []:
-            win[h].append((float(s), float(e)))
-    return win
-
-
 def _one_sided(con: duckdb.DuckDBPyConnection, clock: Any, max_skew: float) -> None:
-    win = _windows(con)
-    for host, src, x in con.execute(
-            "SELECT host, source, epoch(ts) FROM classified_events WHERE source = 'kernel' "
-            "AND host IS NOT NULL AND ts IS NOT NULL AND job_id IS NULL "
-            "AND category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')"
-            ).fetchall():
-        ws = win.get(host)
-        if not ws or any(s - RUNNING_SLACK_S <= x <= e + RUNNING_SLACK_S for s, e in ws):
+    """Per kernel failure line on a host, against the attempts that ran on that host (node
+    lists unnested in the database): whether one was running (within ``RUNNING_SLACK_S``),
+    the nearest end before it and the nearest start after it."""
+    q = """
+        WITH line AS (
+            SELECT row_number() OVER () AS lid, host, source, epoch(ts) AS x
+            FROM failure_events WHERE source = 'kernel' AND host IS NOT NULL
+              AND ts IS NOT NULL AND job_id IS NULL),
+        win AS (
+            SELECT h, epoch(start) AS s, epoch(coalesce("end", start)) AS e
+            FROM (SELECT unnest(nodes) AS h, start, "end" FROM attempts_linked)
+            WHERE h IN (SELECT host FROM line))
+        SELECT l.host, l.source, bool_or(w.s - $slack <= l.x AND l.x <= w.e + $slack),
+               min(l.x - w.e) FILTER (w.e < l.x), min(w.s - l.x) FILTER (w.s > l.x)
+        FROM line l JOIN win w ON w.h = l.host
+        GROUP BY l.lid, l.host, l.source"""
+    for host, src, running, ahead, behind in con.execute(
+            q, {"slack": RUNNING_SLACK_S}).fetchall():
+        if running:
             continue
-        ahead = min((x - e for _, e in ws if e < x), default=None)
-        behind = min((s - x for s, _ in ws if s > x), default=None)
         if ahead is not None and ahead <= max_skew and (behind is None or ahead <= behind):
-            clock(host, src).lower.append(ahead)
+            clock(host, src).lower.append(float(ahead))
         elif behind is not None and behind <= max_skew:
-            clock(host, src).upper.append(-behind)
+            clock(host, src).upper.append(-float(behind))
 
 
 def _node_down(con: duckdb.DuckDBPyConnection, clock: Any, max_skew: float) -> None:

@@ -10,7 +10,8 @@ intervals, censored Weibull, recovery times, checkpoint and fail-slow parameters
 (the exact closed form of the simulated process, Daly's form, first order), ``interval``
 (propagated intervals), ``factors`` (key factors), ``predict`` (predictions at a scale),
 ``predicted`` (a run's model summary), ``plan`` (what-ifs, sweeps), ``outputs`` (rates.json
-and the model beside an analysis).
+and the model beside an analysis), ``jsondump`` (``json.dumps(indent=2)``'s text, faster: the
+analysis JSON of a large campaign holds a million values).
 
 May import: ``pipeline.analyze``, ``pipeline.ingest``, ``parsers`` and ``pipeline.units``.
 """

@@ -33,7 +33,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special
 
 from pipeline.model.rates import SCHEMA_ID, validate
 
@@ -53,9 +53,15 @@ def poisson_ci(n: int, exposure: float, level: float = 0.95) -> tuple[float, flo
     if exposure <= 0:
         return (0.0, math.inf)
     a = 1.0 - level
-    lo = 0.0 if n == 0 else float(stats.chi2.ppf(a / 2, 2 * n)) / 2
-    hi = float(stats.chi2.ppf(1 - a / 2, 2 * n + 2)) / 2
+    lo = 0.0 if n == 0 else _chi2_ppf(a / 2, 2 * n) / 2
+    hi = _chi2_ppf(1 - a / 2, 2 * n + 2) / 2
     return (lo / exposure, hi / exposure)
+
+
+def _chi2_ppf(q: float, df: int) -> float:
+    """The chi-square quantile: scipy.stats.chi2.ppf computes 2 * gammaincinv(df / 2, q);
+    scipy.special alone spares importing scipy.stats (half a second)."""
+    return float(2 * special.gammaincinv(df / 2, q)) if df > 0 else math.nan
 
 
 def summary(values: list[float]) -> dict[str, float | int | None]:

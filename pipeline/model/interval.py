@@ -13,10 +13,11 @@ their interval ends at once would overstate the spread of a sum of independent r
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.stats import gamma
+from scipy.special import gammaincinv
 
 from pipeline.model.core import Process, expected_wall, tor
 from pipeline.model.rates import Category, Rates
@@ -27,18 +28,25 @@ METHOD = ("95% interval propagated from rate_ci95: each rate ~ gamma fitted to i
           f"independent, {DRAWS} draws of the exact closed form (2.5/97.5 percentiles)")
 
 
+def _gamma_ppf(q: float, k: float) -> float:
+    """The standard gamma's quantile (what scipy.stats.gamma.ppf computes, without importing
+    scipy.stats)."""
+    return float(gammaincinv(k, q)) if k > 0 else math.nan
+
+
+@lru_cache(maxsize=1024)
 def gamma_from_ci(lo: float, hi: float) -> tuple[float, float] | None:
     """(shape, scale) of the gamma with quantiles 2.5% = lo and 97.5% = hi; None if the
-    interval is a point."""
+    interval is a point. Cached: a prediction at every scale fits the same intervals."""
     if hi <= 0 or hi <= lo * (1 + 1e-9):
         return None
     if lo <= 0:
-        return 1.0, hi / float(gamma.ppf(0.975, 1.0))
+        return 1.0, hi / _gamma_ppf(0.975, 1.0)
     target = math.log(hi / lo)
 
     def f(logk: float) -> float:
         k = math.exp(logk)
-        return math.log(float(gamma.ppf(0.975, k)) / float(gamma.ppf(0.025, k))) - target
+        return math.log(_gamma_ppf(0.975, k) / _gamma_ppf(0.025, k)) - target
 
     lo_k, hi_k = math.log(1e-2), math.log(1e9)
     if f(hi_k) > 0:  # narrower than any gamma we can fit: a point
@@ -46,7 +54,7 @@ def gamma_from_ci(lo: float, hi: float) -> tuple[float, float] | None:
     if f(lo_k) < 0:
         lo_k = math.log(1e-4)
     k = math.exp(brentq(f, lo_k, hi_k, xtol=1e-10))
-    return k, hi / float(gamma.ppf(0.975, k))
+    return k, hi / _gamma_ppf(0.975, k)
 
 
 def _scale_count(c: Category, rates: Rates) -> int:

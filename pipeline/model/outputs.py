@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pipeline.model.jsondump import dumps2
+
 
 def write_rates(out: Path, analysis: dict[str, Any], dest: Path | None = None) -> list[Path]:
     """rates.json (one run) or rates-<run>.json per run, beside the analysis (or in ``dest``,
@@ -35,7 +37,7 @@ def attach_models(out: Path, analysis: dict[str, Any], rates_paths: list[Path]
         if r["run"] in by_run:
             r["model"] = model_summary(json.loads(by_run[r["run"]].read_text()), r)
             models.append(r["model"])
-    (out / "analysis.json").write_text(json.dumps(analysis, indent=2) + "\n")
+    (out / "analysis.json").write_text(dumps2(analysis) + "\n")  # json.dumps(indent=2)
     return models
 
 

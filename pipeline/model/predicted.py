@@ -72,7 +72,8 @@ def _summary(rates_doc: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
             "mean_restart_s": pred.mean_restart_s,
         },
         "realized_tor": run["tor"],
-        "vs_gpus": [[g, predict(rates, g).tor] for g in gpus],
+        # predict(rates, g).tor, without the interval, factors and tau choices it also makes
+        "vs_gpus": [[g, tor_value(process(rates, g))] for g in gpus],
         "vs_tau": [[float(t), float(tor_value(p, float(t)))] for t in taus],
         "tau_s": rates.checkpoint.tau_s,
         "tau_opt_s": _fin(choices.get("optimal (exact)")),

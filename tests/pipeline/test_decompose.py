@@ -189,3 +189,42 @@ def test_attempt_without_lines_that_saved_a_checkpoint() -> None:
     assert d.iterations_net == 500 and d.start_iteration == 0
     assert d.components["slow"] == pytest.approx(0.0, abs=1e-6)
     assert d.estimated == {"compute": pytest.approx(400.0)}
+
+
+def _messy_run(rng: random.Random) -> list[AttemptInput]:
+    """Attempts with missing and unparseable ms, stalls, repeated and backward iterations,
+    saves with and without timers, and attempts with zero or one progress line."""
+    atts, t, it = [], 1000.0, rng.choice([0, 100])
+    for k in range(rng.randint(1, 5)):
+        start, prog = t, []
+        tt = t + rng.uniform(0, 100)
+        for _ in range(rng.choice([0, 1, 2, 3, 5, 30])):
+            it = max(0, it + (rng.choice([1, 10, 0, -5]) if rng.random() < 0.2 else 10))
+            tt += rng.uniform(0, 50) * (4 if rng.random() < 0.1 else 1)
+            ms = rng.choice([math.nan, math.inf, rng.uniform(500, 3000)]) \
+                if rng.random() < 0.3 else 1000 * rng.uniform(0.9, 1.5)
+            prog.append((round(tt, 3), it, ms))
+        saves = [Save(s, rng.choice([None, rng.uniform(1, 30)]), rng.random() < 0.9)
+                 for s in sorted(rng.sample(range(it + 1), min(rng.choice([1, 3, 8]), it + 1)))
+                 ] if rng.random() < 0.6 else []
+        end = tt + rng.uniform(0, 200)
+        atts.append(AttemptInput(f"a{k}", start, end, prog, saves,
+                                 rng.choice([None, max(0, it - rng.randint(0, 30))])))
+        t, it = end + rng.uniform(-5, 300), max(0, it - rng.randint(0, 20))
+    return atts
+
+
+def test_ideal_step_from_arrays_matches_the_intervals() -> None:
+    """t* is measured from the steady intervals with numpy (tstar.py) before the intervals are
+    built: it must be what ideal_step measures on the intervals the decomposition returns."""
+    from pipeline.analyze.decompose import ideal_step
+
+    rng = random.Random(11)
+    fallback = 0
+    for _ in range(1500):
+        d = decompose(_messy_run(rng))
+        want = ideal_step(d.intervals)
+        assert d.ideal_step_s == want or (math.isnan(want) and math.isnan(d.ideal_step_s))
+        fallback += not any(not iv.first and not iv.after_save and iv.b > iv.a
+                            and math.isfinite(iv.step_s) for iv in d.intervals)
+    assert 0 < fallback < 1500  # both ways of measuring t* were exercised

@@ -20,22 +20,32 @@ WITH ev AS (
                    'ckpt_load')
 ),
 known AS (SELECT DISTINCT job_id FROM attempts_linked),
-evj AS (
-    SELECT ev.*, coalesce(k.job_id, l.job_id) AS link_job
+-- one row per event and linked job (a file linked to several jobs gives several); rid names the
+-- row, so that the three ways an event can belong to an attempt (below) are equi-joins whose
+-- union is exactly the pairs one join with their OR would give (an OR join is a nested loop)
+evj AS MATERIALIZED (
+    SELECT ev.*, coalesce(k.job_id, l.job_id) AS link_job, row_number() OVER () AS rid
     FROM ev
     LEFT JOIN known k ON k.job_id = ev.job_id
     LEFT JOIN output_links l ON k.job_id IS NULL AND l.file = ev.file
+),
+pairs AS (
+    SELECT ev.rid, a.attempt FROM evj ev JOIN attempts_linked a ON ev.link_job = a.job_id
+    UNION
+    -- output saved per pod (kubectl logs POD > .../POD.log): no job id in the lines, the
+    -- pod's name in the file's path
+    SELECT ev.rid, a.attempt FROM evj ev JOIN attempts_linked a
+      ON ev.job_id IS NULL AND a.name IS NOT NULL AND a.source = 'k8s_pod'
+         AND contains(ev.file, a.name)
+    UNION
+    -- attempts inferred from an output file: that file's lines
+    SELECT ev.rid, a.attempt FROM evj ev JOIN attempts_linked a
+      ON ev.job_id IS NULL AND a.source = 'inferred' AND ev.file = a.job_id
 )
 SELECT a.attempt, a.run, ev.at AS ts, ev.kind, ev.iteration, ev.value, ev.file, ev.line_no
-FROM evj ev
-JOIN attempts_linked a
-  ON (ev.link_job = a.job_id
-      -- output saved per pod (kubectl logs POD > .../POD.log): no job id in the lines, the
-      -- pod's name in the file's path
-      OR (ev.job_id IS NULL AND a.name IS NOT NULL AND a.source = 'k8s_pod'
-          AND contains(ev.file, a.name))
-      -- attempts inferred from an output file: that file's lines
-      OR (ev.job_id IS NULL AND a.source = 'inferred' AND ev.file = a.job_id))
- AND ev.at >= a.start
- AND ev.at <= coalesce(a."end", ev.at)
+FROM pairs p
+JOIN evj ev ON ev.rid = p.rid
+JOIN attempts_linked a ON a.attempt = p.attempt
+WHERE ev.at >= a.start
+  AND ev.at <= coalesce(a."end", ev.at)
 ORDER BY a.run, a.start, ev.file, ev.line_no

@@ -1,7 +1,7 @@
 -- evidence: every classified event that may explain an interruption.
 -- Inputs: interruptions_base (attempt, run, job_id, executions (how many executions share the
 -- job id), nodes, start, end, last_progress, next_start, first_in_run, end_inferred),
--- classified_events.
+-- failure_events (the classified_events of a failure category: rootcause.failure_events).
 -- Parameters: $before_s, $after_s (the evidence window), $skew_s (node lines' allowance after
 -- the end), $tol_s (--skew-tolerance: extra allowance on node windows, both ends).
 -- Clock skew (skew.py, table host_skew): a node line's time is corrected by its host's
@@ -36,33 +36,53 @@
 -- Ranking: the most specific evidence is the root cause, the earliest among equals (then file
 -- and line for a stable order); the rest are listed as symptoms.
 WITH known AS (SELECT DISTINCT job_id FROM attempts_linked),
-ev AS (
+-- one row per event and linked job (rid names it); the five ways an event can belong to an
+-- interruption are equi-joins (the nodes unnested) whose union is exactly the pairs one join
+-- with their OR gives (an OR join is a nested loop over every pair)
+ev AS MATERIALIZED (
     SELECT c.* REPLACE (c.ts - to_microseconds(CAST(round(coalesce(sk.offset_s, 0) * 1e6)
                                                      AS BIGINT)) AS ts),
            coalesce(k.job_id, l.job_id) AS link_job,
-           coalesce(sk.bound_s, 0) + $tol_s AS tol_s
-    FROM classified_events c
+           coalesce(sk.bound_s, 0) + $tol_s AS tol_s,
+           row_number() OVER () AS rid
+    FROM failure_events c
     LEFT JOIN known k ON k.job_id = c.job_id
     LEFT JOIN output_links l ON k.job_id IS NULL AND l.file = c.file
     LEFT JOIN host_skew sk ON c.job_id IS NULL AND sk.host = c.host AND sk.source = c.source
-    WHERE c.category NOT IN ('none', 'progress', 'checkpoint', 'unclassified')
+),
+pairs AS (
+    SELECT e.rid, i.attempt FROM interruptions_base i JOIN ev e ON e.link_job = i.job_id
+    UNION
+    SELECT e.rid, i.attempt FROM interruptions_base i JOIN ev e ON e.job_id = i.job_id
+    UNION
+    SELECT e.rid, i.attempt FROM interruptions_base i
+      JOIN ev e ON e.job_id = split_part(i.job_id, '#', 1)
+    UNION
+    SELECT e.rid, i.attempt FROM interruptions_base i
+      JOIN ev e ON e.job_id IS NULL AND e.file = i.job_id
+    UNION
+    -- node lines only near the attempt: a bound (a second wider) that every window below
+    -- implies, so that a node's lines do not pair with every attempt that ran on it
+    SELECT e.rid, n.attempt
+    FROM (SELECT attempt, lo, hi, unnest(nodes) AS host FROM (
+              SELECT attempt, nodes, coalesce(last_progress, start) - to_seconds($before_s + 1)
+                     AS lo, "end" + to_seconds($after_s + 1) AS hi FROM interruptions_base)) n
+    JOIN (SELECT rid, host, ts, ts - to_seconds(greatest(tol_s, 0)) AS ts_less_tol FROM ev
+          WHERE job_id IS NULL AND link_job IS NULL) e
+      ON e.host = n.host AND e.ts >= n.lo AND e.ts_less_tol <= n.hi
 ),
 scoped AS (
     SELECT i.attempt, i.run, i.start, i."end", i.last_progress, i.next_start, i.first_in_run,
            i.end_inferred,
-           e.*,
+           e.* EXCLUDE (rid),
            coalesce(e.ts, i."end") AS when_ts,
            CASE WHEN e.job_id IS NOT NULL OR e.link_job IS NOT NULL OR e.file = i.job_id
                 THEN 'job' ELSE 'node' END AS scope
-    FROM interruptions_base i
-    JOIN ev e
-      ON (e.link_job = i.job_id
-          OR e.job_id = i.job_id
-          OR e.job_id = split_part(i.job_id, '#', 1)
-          OR (e.job_id IS NULL AND e.file = i.job_id)
-          OR (e.job_id IS NULL AND e.link_job IS NULL AND list_contains(i.nodes, e.host)))
-     AND (e.ts IS NOT NULL OR (coalesce(e.link_job, e.job_id) IS NOT NULL
-                               AND i.executions = 1))
+    FROM pairs p
+    JOIN interruptions_base i ON i.attempt = p.attempt
+    JOIN ev e ON e.rid = p.rid
+    WHERE e.ts IS NOT NULL OR (coalesce(e.link_job, e.job_id) IS NOT NULL
+                               AND i.executions = 1)
 ),
 matched AS (
     SELECT attempt, run, event_id, when_ts AS ts, host, source, kind, code, category, mode,
