@@ -75,8 +75,7 @@ def anchors(path: Path, top: int, sample: int = 200_000) -> None:
 
     import polars as pl
 
-    from parsers.message import all_recognisers, prefilter_of
-    from parsers.prefilter import global_prefilter
+    from parsers.message import all_recognisers, global_prefilter, prefilter_of
 
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     lines: list[str] = []

@@ -302,6 +302,12 @@ class LineParser(Parser):
         """A multi-line block is open: the next line must go through ``parse_line``."""
         return False
 
+    def open_wake(self) -> bool:
+        """The open block can only be continued or ended by a line of the plan's ``wake``
+        mask (or a candidate): the lines before the next such line are taken by the plan,
+        as when no block is open (their context is read before that line as usual)."""
+        return False
+
     def parse_planned(self, lines: pl.Series, first: int, plan: Any,
                       status: np.ndarray | None = None) -> np.ndarray:
         """Candidates (and lines inside open blocks) through ``parse_line``, the rest by the
@@ -317,9 +323,16 @@ class LineParser(Parser):
         ctx = np.flatnonzero(plan.context) if plan.context is not None else None
         years = plan.years
         seen, pos, k = -1, 0, 0
+        woken = None if plan.wake is None or status is not None else np.flatnonzero(
+            plan.wake | cand)
         while True:
             if self.is_open() and pos < n and not skip[pos]:
                 i = pos
+                if woken is not None and self.open_wake():
+                    w = int(np.searchsorted(woken, pos))
+                    if w == woken.size:
+                        break
+                    i = int(woken[w])
             else:
                 while k < idx.size and idx[k] < pos:
                     k += 1

@@ -62,7 +62,8 @@ class CtldMessages:
 
     SIGNAL: ClassVar[tuple[str, ...]] = (
         "sched", "backfill", "job_complete: ", "requeue job ", "requeue JobId=", "Requeuing ",
-        "ime limit ", "REQUEST_KILL_JOB", "preempted ", "Nodes ", "Killing ", "update_node: ",
+        "ime limit ", "REQUEST_KILL_JOB", "preempted ", "not responding", "Killing ",
+        "update_node: ",
         "now responding", "returned to service", "drain_nodes: ", "Setting node ",
         "_slurm_rpc_node_registration", "has low ", "validate_node_specs: ",
         "slurmd error running ", "_slurm_rpc_submit_batch_job: ", "job_submit/",

@@ -88,13 +88,13 @@ class TextParser(LineParser):
         else UNPARSED. Stamped lines are the context of the unstamped ones after them."""
         if not prefilter.enabled():
             return None
-        months = prefilter.months(lines, prefilter.SHORT_MONTH)
-        glog = prefilter.glog_months(lines)
-        months = np.where(months > 0, months, glog)
-        return prefilter.ChunkPlan(
-            candidate=global_prefilter().mask_np(lines),
-            noise=prefilter.blank(lines), context=prefilter.mask(lines, prefilter.STAMPED),
-            years=self.fallback.years.vector(months))
+        m = prefilter.masks(lines, {
+            "cand": global_prefilter(), "blank": r"^\s*$", "stamped": prefilter.STAMPED,
+            "glog": prefilter.GLOG_MONTH}, {"month": prefilter.SHORT_MONTH})
+        glog = prefilter.glog_months(lines, m["glog"])
+        months = np.where(m["month"] > 0, m["month"], glog)
+        return prefilter.ChunkPlan(candidate=m["cand"], noise=m["blank"], context=m["stamped"],
+                                   years=self.fallback.years.vector(months))
 
     def set_context(self, text: str, line_no: int) -> bool:
         for part in reversed(text.split("\r")):

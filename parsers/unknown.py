@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 MAX_FORMS = 2000
 OVERFLOW = "<more forms than kept>"
@@ -69,9 +71,39 @@ class Forms:
         self.add(mask_line(text), 1, line_no, text)
 
     def add_chunk(self, lines: pl.Series, line_nos: pl.Series) -> None:
-        """Unparsed lines of a chunk (in file order), vectorised."""
-        df = pl.DataFrame({"form": mask_series(lines), "line": lines, "no": line_nos})
+        """Unparsed lines of a chunk (in file order), vectorised: lines are grouped by their
+        ``digit_keys`` first (cheap), and only the first line of each group is masked; the
+        groups are then summed per form. Same forms, counts, first lines and order as masking
+        every line (``test_unknown`` checks it), at a fraction of the cost: the regular
+        expressions run on ~1 line in 100 of a typical unknown flood."""
+        if not len(lines):
+            return
+        keyed = pl.DataFrame({"k": digit_keys(lines), "i": np.arange(len(lines))}).group_by(
+            "k", maintain_order=True).agg(pl.len().alias("n"), pl.col("i").first())
+        first = keyed.get_column("i")
+        reps = lines.gather(first)
+        df = pl.DataFrame({"form": mask_series(reps), "n": keyed.get_column("n"),
+                           "no": line_nos.gather(first), "line": reps})
         g = df.group_by("form", maintain_order=True).agg(
-            pl.len().alias("n"), pl.col("no").first(), pl.col("line").first())
+            pl.col("n").sum(), pl.col("no").first(), pl.col("line").first())
         for form, n, no, line in g.iter_rows():
             self.add(form, int(n), int(no), line)
+
+
+_DIGITS = bytes.maketrans(b"23456789", b"11111111")
+
+
+def digit_keys(lines: pl.Series) -> pl.Series:
+    """Each line with the ASCII digits 2-9 written as 1. Two lines with the same key have the
+    same masked form: every mask above tests a digit only for being a digit (``\\d``,
+    ``[0-9a-f]``, ``\\b``), except ``0x``, so ``0`` is kept; the bytes 0x32-0x39 occur in
+    UTF-8 only as those digits. One translation of the chunk's bytes (``bytes.translate``)."""
+    arr = lines.to_arrow().cast(pa.large_string())
+    bufs = arr.buffers()
+    off = np.frombuffer(bufs[1], np.int64, len(arr) + 1, arr.offset * 8)
+    data = bufs[2].to_pybytes()[off[0]:off[-1]] if bufs[2] is not None else b""
+    out = pa.Array.from_buffers(pa.large_string(), len(arr), [
+        None, pa.py_buffer((off - off[0]).tobytes()), pa.py_buffer(data.translate(_DIGITS))])
+    s = pl.from_arrow(out)
+    assert isinstance(s, pl.Series)
+    return s

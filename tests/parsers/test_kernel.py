@@ -337,3 +337,46 @@ def test_sniff_rejects_other_sources() -> None:
     }
     for name, head in others.items():
         assert KernelLogParser.sniff(head, name) < 30, name
+
+
+def _merged_syslog() -> str:
+    """An rsyslog file of many hosts (RSYSLOG_TraditionalFileFormat): an Xid 119 of one host
+    (krcReportXid_IMPL's text, as in the dmesg paste above), then other hosts' systemd lines
+    (systemd >= 252 prints "Starting <unit> - <description>..."), a line of the GSP report, a
+    kernel line of another subsystem (kernel/events/core.c's perf throttling message), which
+    ends the report, and a history line that is then no longer the report's."""
+    sysd = "".join(f"May  1 03:40:00 node{1000 + i:04d} systemd[1]: Starting sysstat-collect"
+                   ".service - system activity accounting tool...\n" for i in range(400))
+    k = "May  1 03:40:01 node0975 kernel: [2413865.916181] "
+    return (k + "NVRM: Xid (PCI:0000:2a:00): 119, pid=687595, name=nv_queue, Timeout waiting "
+            "for RPC from GSP1! Expected function 10 (FREE) (0xa55a0210 0x0).\n" + sysd
+            + k + "NVRM: GPU0 GSP RPC buffer contains function 10 (FREE) and data "
+            "0x00000000a55a0210 0x0000000000000000.\n" + sysd
+            + k + "perf: interrupt took too long (2512 > 2500), lowering "
+            "kernel.perf_event_max_sample_rate to 79500\n" + sysd
+            + k + "NVRM: GPU0 RPC history (CPU -> GSP):\n" + sysd)
+
+
+def test_an_open_gsp_report_skips_other_programs_lines(monkeypatch: Any) -> None:
+    """While only a GSP report is open, Python reads only lines that may be kernel lines
+    (``KernelLogParser.open_wake``); rows and accounting are those of reading every line."""
+    import parsers.base
+
+    text = _merged_syslog()
+    monkeypatch.setattr(parsers.base, "SMALL_CHUNK", 0)  # plan even this small chunk
+    calls = []
+    real = KernelLogParser.parse_line
+
+    def spy(self: KernelLogParser, line: str, line_no: int) -> int:
+        calls.append(line_no)
+        return real(self, line, line_no)
+
+    monkeypatch.setattr(KernelLogParser, "parse_line", spy)
+    got = run(text, "syslog")
+    monkeypatch.setenv("TORMORTEM_PREFILTER", "0")
+    want = run(text, "syslog")
+    assert pick(got[0], K) == pick(want[0], K)
+    assert [e["line_no"] for e in got[0]] == [1, 402]  # the Xid and the report's line
+    assert [(a.read, a.events, a.irrelevant, a.unparsed) for a in (got[1], want[1])] == [
+        (1604, 2, 1602, 0)] * 2
+    assert len(calls) - 1604 == 4  # with the prefilter: the four kernel lines only

@@ -132,3 +132,45 @@ def test_both_forms_of_the_prefilter_agree() -> None:
         differ = [t for t, a, b in zip(lines, full, split, strict=True) if a != b]
         assert not differ, differ[:5]
         assert sum(full) > 5_000  # the test is not vacuous
+
+
+# Year-less stamps as rsyslog (RSYSLOG_TraditionalFileFormat), journalctl -o short, a syslog
+# line with its <PRI> (RFC 3164 on the wire), a quoted "> " paste, glog (absl/glog's
+# "I0501 12:00:00.123456  4242 file.cc:12] ") and lines that only look alike.
+MONTH_LINES = [
+    "May  1 12:00:01 node0001 kernel: [ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1",
+    "Dec 31 23:59:59 gpu-17 systemd[1]: Started Session 5 of user root.",
+    "  Jan  2 00:00:00 host sshd[77]: Accepted publickey for ops",
+    "<6>Feb 12 01:02:03 host kernel: mlx5_core 0000:3b:00.0: Link up",
+    "> > Mar  3 04:05:06.123456 host kernel: x",
+    "[Apr 10 10:10:10 host kernel: pasted with a bracket",
+    "Mayday: not a stamp", "May 1 12:00:01 host single-space day", "", "   ",
+    "I0501 12:00:00.123456  4242 ProcessGroupNCCL.cpp:1234] [Rank 3] Watchdog caught collective",
+    "  E1231 23:59:59.000001 77 file.cc:1] indented glog",
+    "W1301 12:00:00.000000 1 f.cc:2] month 13 is no month",
+    "Ixxxx not glog", "F0211 00:00:00.5 9 a.cc:3] fatal",
+]
+
+
+MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec"
+
+
+@pytest.mark.parametrize("pattern", ["SHORT_MONTH", "kernel"])
+def test_months_read_by_slicing_equal_the_extraction(pattern: str) -> None:
+    import numpy as np
+
+    from parsers import kernel, prefilter
+
+    p = prefilter.SHORT_MONTH if pattern == "SHORT_MONTH" else kernel._V_SHORT
+    lines = pl.Series(MONTH_LINES * 3)
+    want = lines.str.extract(p, 1).replace_strict(
+        {m: i for i, m in enumerate(MONTHS.split(), 1)},
+        default=0, return_dtype=pl.Int64).fill_null(0).to_list()
+    assert prefilter.months(lines, p).tolist() == want
+    assert prefilter.masks(lines, {"x": "x"}, {"m": p})["m"].tolist() == want
+    assert any(want) and not all(want)
+    glog = lines.str.extract(prefilter.GLOG_MONTH, 1).cast(pl.Int64, strict=False).fill_null(0)
+    g = np.array(glog.to_list())
+    g[(g < 1) | (g > 12)] = 0
+    assert prefilter.glog_months(lines).tolist() == g.tolist()
+    assert sorted(set(g.tolist())) == [0, 2, 5, 12]

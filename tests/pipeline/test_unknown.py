@@ -10,7 +10,7 @@ import duckdb
 import polars as pl
 
 from parsers.reader import InputFile
-from parsers.unknown import mask_line, mask_series
+from parsers.unknown import Forms, digit_keys, mask_line, mask_series
 from pipeline.ingest.explain import explain_files
 from pipeline.ingest.run import ingest
 from pipeline.ingest.unknown import unknown_templates
@@ -29,6 +29,36 @@ def test_masking_is_the_same_vectorised_and_per_line() -> None:
                                                    "at 0x7f00 10.0.0.1:80 2024-05-01T12:00:00Z"]
     assert mask_series(pl.Series(lines)).to_list() == [mask_line(x) for x in lines]
     assert mask_line(lines[-1]) == "id <ID> at <ID> <N> <N>T<N>Z"
+
+
+def test_forms_of_a_chunk_are_those_of_masking_every_line() -> None:
+    """add_chunk masks one line per digit key; the forms, counts, first lines and their order
+    must be those of masking every line (the direct way, written out here)."""
+    import random
+
+    rnd = random.Random(5)
+    shapes = ["[rank{}] step {} | loss {}.{} | {} ms/it", "{}x{}", "  0x{}f at {} ", "5x{} {}",
+              "id {}-{}", "\u0663{} \u00e9t\u00e9 {}", "{}abcdef0123{}", "x" * 320 + "{}{}",
+              "\tseq={} peers={}", "", "{}"]
+    lines = []
+    for _ in range(3000):
+        shape = rnd.choice(shapes)
+        lines.append(shape.format(*(rnd.choice(["0", "7", "10", "0x9", "2.5", "deadbeef00"])
+                                    for _ in range(shape.count("{}")))))
+    nos = pl.Series(range(100, 100 + len(lines)), dtype=pl.Int64)
+    got = Forms()
+    got.add_chunk(pl.Series(lines[:1700]), nos[:1700])
+    got.add_chunk(pl.Series(lines[1700:]), nos[1700:])
+    want: dict[str, list[object]] = {}
+    for line, no in zip(lines, nos.to_list(), strict=True):
+        form = mask_line(line)
+        if form in want:
+            want[form][0] = int(want[form][0]) + 1  # type: ignore[call-overload]
+        else:
+            want[form] = [1, no, line[:300]]
+    assert list(got.forms.items()) == list(want.items())
+    keys = digit_keys(pl.Series(["0x5 29", "\u00e9 8"]).slice(1)).to_list()
+    assert keys == ["\u00e9 1"]  # a sliced Series (an offset into its buffers) too
 
 
 def test_templates_with_exact_counts_trouble_first(tmp_path: Path) -> None:
