@@ -256,6 +256,9 @@ class LineParser(Parser):
     def parse_line(self, text: str, line_no: int) -> int:
         raise NotImplementedError
 
+    #: what ``prepare`` returned for the chunk ``parse_chunk`` is planning (None: nothing)
+    premasks: Any = None
+
     def prepare(self, lines: pl.Series) -> Any:
         """Work on a chunk that depends on nothing but the chunk and ``self.ctx`` (vectorised
         extraction): the driver runs it on the reader thread, a chunk ahead of ``parse_chunk``,
@@ -268,7 +271,9 @@ class LineParser(Parser):
 
         With a plan from ``vector_plan`` (see parsers/prefilter.py) only candidate lines go
         through ``parse_line``; without one, every line does."""
+        self.premasks = None if prepared is NOT_PREPARED else prepared
         plan = self.vector_plan(lines) if len(lines) >= SMALL_CHUNK else None
+        self.premasks = None
         if plan is not None:
             self.parse_planned(lines, first_line_no, plan)
             return

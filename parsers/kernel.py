@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from parsers import prefilter
+from parsers import base, prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
@@ -157,11 +157,7 @@ class KernelLogParser(LineParser):
         UNPARSED otherwise. Enveloped lines are the context of the next line."""
         if not prefilter.enabled():
             return None
-        m = prefilter.masks(lines, {
-            "env": _V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$", "fm": _FM_ERROR,
-            "kernel": "kernel", "bracket": r"^\s*\[",
-            "cand": global_prefilter(claims=False), **_FMT_HINTS},
-            {"month": _V_SHORT})
+        m = self.premasks if self.premasks is not None else _masks(lines)
         env = m["env"]
         wake = ~env | m["kernel"] | m["bracket"]
         indented = m["ws"] & ~env
@@ -176,6 +172,11 @@ class KernelLogParser(LineParser):
                                    years=self.years.vector(months),
                                    pins={"short_fmt": self._short_fmts(_fmt_hints(m,
                                                                                   months > 0))})
+
+    def prepare(self, lines: pl.Series) -> dict[str, np.ndarray] | None:
+        """The plan's regex passes (they depend on the chunk alone) on the driver's helper
+        thread, a chunk ahead: ``vector_plan`` then only combines them with the file's state."""
+        return _masks(lines) if len(lines) >= base.SMALL_CHUNK and prefilter.enabled() else None
 
     def _short_fmts(self, hint: np.ndarray) -> np.ndarray:
         """The ``Mon DD`` variant each line gets (``_short_fmt``'s rule, forward-filled)."""
@@ -400,6 +401,13 @@ _FMT_HINTS = {"rfc_pri": r"^\s*<\d{1,3}>", "rfc_day": r"^\s*[A-Z][a-z]{2}  \d ",
               "rfc_up": _V_SHORT + r" ?\[\s*\d+\.\d+\]",
               "frac": r"^\s*[A-Z][a-z]{2} (?: \d|\d\d) \d\d:\d\d:\d\d\.",
               "zero": r"^\s*[A-Z][a-z]{2} 0"}
+
+
+def _masks(lines: pl.Series) -> dict[str, np.ndarray]:
+    return prefilter.masks(lines, {
+        "env": _V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$", "fm": _FM_ERROR,
+        "kernel": "kernel", "bracket": r"^\s*\[", "cand": global_prefilter(claims=False),
+        **_FMT_HINTS}, {"month": _V_SHORT})
 
 
 def _fmt_hints(m: dict[str, np.ndarray], short: np.ndarray) -> np.ndarray:

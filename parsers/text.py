@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from parsers import prefilter
+from parsers import base, prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser
 from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.prefix import Peeled, peel, strip_ansi
@@ -88,13 +88,15 @@ class TextParser(LineParser):
         else UNPARSED. Stamped lines are the context of the unstamped ones after them."""
         if not prefilter.enabled():
             return None
-        m = prefilter.masks(lines, {
-            "cand": global_prefilter(), "blank": r"^\s*$", "stamped": prefilter.STAMPED,
-            "glog": prefilter.GLOG_MONTH}, {"month": prefilter.SHORT_MONTH})
+        m = self.premasks if self.premasks is not None else _masks(lines)
         glog = prefilter.glog_months(lines, m["glog"])
         months = np.where(m["month"] > 0, m["month"], glog)
         return prefilter.ChunkPlan(candidate=m["cand"], noise=m["blank"], context=m["stamped"],
                                    years=self.fallback.years.vector(months))
+
+    def prepare(self, lines: pl.Series) -> dict[str, np.ndarray] | None:
+        """The plan's regex passes on the driver's helper thread, a chunk ahead."""
+        return _masks(lines) if len(lines) >= base.SMALL_CHUNK and prefilter.enabled() else None
 
     def set_context(self, text: str, line_no: int) -> bool:
         for part in reversed(text.split("\r")):
@@ -109,6 +111,12 @@ class TextParser(LineParser):
 
     def is_open(self) -> bool:
         return self.fallback.is_open()
+
+
+def _masks(lines: pl.Series) -> dict[str, np.ndarray]:
+    return prefilter.masks(lines, {
+        "cand": global_prefilter(), "blank": r"^\s*$", "stamped": prefilter.STAMPED,
+        "glog": prefilter.GLOG_MONTH}, {"month": prefilter.SHORT_MONTH})
 
 
 def text_of(fields: dict[str, Any], p: Peeled) -> str:
