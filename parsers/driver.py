@@ -119,7 +119,15 @@ def _prepared_chunks(parser: LineParser, path: Path | InputFile, chunk_bytes: in
                 lines, first, n, job = window.popleft()
                 return lines, first, n, parser.prepare(lines) if job.cancel() else job.result()
 
-            for lines, first, n in chunks:
+            while True:
+                try:
+                    lines, first, n = next(chunks)
+                except StopIteration:
+                    break
+                except Exception:  # a read that failed (a truncated .gz): what was read
+                    while window:  # before it is still parsed, then the error is raised
+                        yield ready()
+                    raise
                 window.append((lines, first, n, pool.submit(parser.prepare, lines)))
                 if len(window) > 1:
                     yield ready()

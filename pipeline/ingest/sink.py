@@ -175,8 +175,21 @@ class EventSink:
                 self.queued += batch.nbytes
             self.q.put((progress, batch))
 
+    def _next(self) -> tuple[bool, pa.RecordBatch] | None:
+        """The next batch, None at the end. Polled, not waited for: a SIGINT that lands in
+        the parsing thread in the middle of a ``Queue.put``'s wake-up can lose it (the
+        waiter list of ``threading.Condition`` is not signal-safe), and a writer waiting
+        without a timeout then never sees ``close``'s end mark (``test_many_random_kills``
+        caught one such hang in ~40 interrupted runs)."""
+        while True:
+            try:
+                item: tuple[bool, pa.RecordBatch] | None = self.q.get(timeout=0.2)
+                return item
+            except queue.Empty:
+                continue
+
     def _run(self) -> None:
-        while (item := self.q.get()) is not None:
+        while (item := self._next()) is not None:
             if self.error is not None:
                 continue
             is_progress, batch = item

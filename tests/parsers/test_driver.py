@@ -73,3 +73,25 @@ def test_both_threads_prepare_when_parsing_is_slow_or_fast(tmp_path: Path) -> No
     threads = {t for _, t in parser.calls}
     assert any(t.startswith("tormortem-prepare") for t in threads)
     assert [prep[1] for _, _, _, prep in got] == [lines[0] for lines, _, _, _ in got]
+
+
+def test_chunks_read_before_a_failed_read_are_still_handed_over(tmp_path: Path) -> None:
+    """A compressed file cut short fails in the reader after some chunks: those must reach
+    the parser (prepared) before the error, not be dropped from the look-ahead window."""
+    import gzip
+
+    import pytest
+
+    from parsers.compressed import CorruptInput
+
+    p = tmp_path / "z.log.gz"
+    text = "".join(f"line {i:05d} " + "x" * 40 + "\n" for i in range(20000)).encode()
+    p.write_bytes(gzip.compress(text)[:40_000])  # cut inside the stream
+    parser = _Recording(FileContext.for_path(str(p), UTC))
+    got = []
+    with pytest.raises(CorruptInput, match="truncated"):
+        for lines, _, _, prep in _prepared_chunks(parser, p, chunk_bytes=4096):
+            got.append((lines[0], prep))
+    assert len(got) > 10
+    assert [prep for _, prep in got] == [("prepared", first, prep[2]) for first, prep in got]
+    assert got[-1][0] == sorted(c for c, _ in parser.calls)[-1]  # the last chunk read too
