@@ -309,6 +309,8 @@ class LineParser(Parser):
         may preset lines another vectorised path took."""
         n = len(lines)
         st = np.where(plan.noise, NOISE, UNPARSED).astype(np.int8)
+        if plan.preset is not None:
+            st = np.where(plan.preset >= 0, plan.preset, st).astype(np.int8)
         skip = np.zeros(n, bool) if status is None else status >= 0
         if status is not None:
             st[skip] = status[skip]

@@ -42,6 +42,10 @@ class ChunkPlan:
     context: np.ndarray | None = None  #: bool: lines that carry context (stamp, envelope)
     years: np.ndarray | None = None  #: int: year of each line for year-less stamps (0: none)
     pins: dict[str, np.ndarray] | None = None  #: other per-line state the dialect pins
+    #: int8: the status of a line a vectorised fast path read (its rows built for the chunk,
+    #: parsers/fastrows.py), -1 elsewhere; such a line is no candidate, but still goes through
+    #: ``parse_line`` while a block is open (its fast row is then dropped)
+    preset: np.ndarray | None = None
 
 
 def extra_prefilter(regexes: tuple[str, ...]) -> Prefilter:

@@ -28,9 +28,20 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 import polars as pl
+import pyarrow as pa
 
-from parsers import hostlist, prefilter
-from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser, Parser
+from parsers import fastrows, hostlist, prefilter
+from parsers.base import (
+    EVENT,
+    NOISE,
+    NOT_PREPARED,
+    SMALL_CHUNK,
+    UNPARSED,
+    Emit,
+    FileContext,
+    LineParser,
+    Parser,
+)
 from parsers.message import Fallback, candidates_with_default_noise, peeled_fields
 from parsers.slurm_common import (
     V_ENVELOPE,
@@ -39,6 +50,7 @@ from parsers.slurm_common import (
     parse_envelope,
     strip_level,
 )
+from parsers.slurm_fast import ctld_fast
 from parsers.slurm_messages import CtldMessages, SlurmdMessages
 from parsers.timeutil import YearInference
 
@@ -173,10 +185,43 @@ class SlurmctldParser(_SlurmLogParser):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.ctld = CtldMessages()
+        self._marks: fastrows.Marks | None = None
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
         return _score(head, path, "slurmctld", _CTLD_WORDS, _SLURMD_WORDS)
+
+    # -- the fast path of the controller's bulk lines (parsers/slurm_fast.py) -------------
+    def prepare(self, lines: pl.Series) -> Any:
+        if len(lines) < SMALL_CHUNK or not prefilter.enabled():
+            return None
+        return ctld_fast(lines, self.ctx.tz, self.name, self.ctx.path)
+
+    def parse_chunk(self, lines: pl.Series, first_line_no: int,
+                    prepared: Any = NOT_PREPARED) -> None:
+        fast = self.prepare(lines) if prepared is NOT_PREPARED else prepared
+        plan = self.vector_plan(lines) if fast is not None else None
+        if plan is None:
+            super().parse_chunk(lines, first_line_no, None)
+            return
+        status, batch, idx = fast
+        plan.candidate &= status < 0
+        plan.preset = status
+        self._marks = marks = fastrows.Marks(self.events)
+        try:
+            self.parse_planned(lines, first_line_no, plan)
+        finally:
+            self._marks = None
+        if batch is not None:
+            line_no = pa.array(idx + first_line_no)
+            batch = batch.set_column(batch.schema.get_field_index("line_no"),
+                                     batch.schema.field("line_no"), line_no)
+        fastrows.merge(self.events, marks, batch, idx + first_line_no)
+
+    def parse_line(self, text: str, line_no: int) -> int:
+        if self._marks is not None:
+            self._marks.mark(line_no)
+        return super().parse_line(text, line_no)
 
     def _host(self, host: str | None) -> dict[str, Any]:
         # slurmctld lines are about nodes, never about the controller's own host
