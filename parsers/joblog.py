@@ -34,12 +34,14 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
-from parsers import prefilter, progress_batch
+from parsers import fastrows, prefilter, progress_batch
 from parsers.base import (
     EVENT,
     NOISE,
     NOT_PREPARED,
+    SMALL_CHUNK,
     UNPARSED,
     Emit,
     FileContext,
@@ -50,9 +52,11 @@ from parsers.deepspeed import DeepSpeedMatcher
 from parsers.hf_trainer import TQDM, HfTrainerMatcher
 from parsers.joblog_fast import FastIterations, megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
+from parsers.joblog_tqdm import TqdmRows, tqdm_lines
 from parsers.megatron import MegatronMatcher
 from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.nccl import NcclMatcher
+from parsers.schema import EVENTS
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
 
@@ -77,6 +81,7 @@ class Prepared:
     fast: FastIterations | None
     rest: np.ndarray | None = None
     plan: prefilter.ChunkPlan | None = None
+    tqdm: TqdmRows | None = None  #: bar / loss-dict lines (chunks without iteration lines)
 
 
 class JobLogParser(LineParser):
@@ -115,6 +120,8 @@ class JobLogParser(LineParser):
         self._execution_ended = False
         self._emitted = 0
         self._emitted_ts: int | None = None
+        self._marks: fastrows.Marks | None = None  #: per-line lines of a tqdm fast chunk
+        self._states: list[int | None] = []  #: ``_last_ts`` after each of them
 
     # -- sniffing ---------------------------------------------------------------------------
     @classmethod
@@ -165,6 +172,14 @@ class JobLogParser(LineParser):
     # -- per line ---------------------------------------------------------------------------
     def parse_line(self, text: str, line_no: int) -> int:
         """Status of one line (prefixes stripped, matchers in order; ``\\r`` split)."""
+        if self._marks is None:
+            return self._parse_line(text, line_no)
+        self._marks.mark(line_no)
+        st = self._parse_line(text, line_no)
+        self._states.append(self._last_ts)
+        return st
+
+    def _parse_line(self, text: str, line_no: int) -> int:
         if "\r" not in text:
             return self._one(text, line_no)
         best = NOISE
@@ -249,7 +264,9 @@ class JobLogParser(LineParser):
         other lines (only those: no regex pass over the ~99% the fast path takes)."""
         fast = megatron_iterations(lines) if len(lines) > 64 else None
         if fast is None or len(fast.rows) == 0 or not prefilter.enabled():
-            return Prepared(fast)
+            tqdm = tqdm_lines(lines) if len(lines) >= SMALL_CHUNK and prefilter.enabled() \
+                else None
+            return Prepared(fast, tqdm=tqdm)
         taken = np.zeros(len(lines), bool)
         taken[fast.rows] = True
         rest = np.flatnonzero(~taken)
@@ -263,7 +280,10 @@ class JobLogParser(LineParser):
         prep: Prepared = self.prepare(lines) if prepared is NOT_PREPARED else prepared
         fast = prep.fast
         if fast is None or len(fast.rows) == 0:
-            super().parse_chunk(lines, first_line_no)
+            if prep.tqdm is not None:
+                self._tqdm_chunk(lines, first_line_no, prep.tqdm)
+            else:
+                super().parse_chunk(lines, first_line_no)
             return
         fast_ts, fast_flag, fast_rank, keep = self._fast_prefix(lines, fast)
         if not keep.any():  # e.g. every line with its own kubectl stamp: the per-line path
@@ -369,6 +389,87 @@ class JobLogParser(LineParser):
                 self._own.append((line_no, p.ts))
                 found = True
         return found
+
+    def _stamp_of(self, text: str) -> int | None:
+        """What ``set_context`` would set ``_last_ts`` to (None: the line has no stamp)."""
+        ts = None
+        for part in text.split("\r") if "\r" in text else (text,):
+            p = split_prefix(_strip_ansi(part), self.ctx.tz, Prefix())
+            if p.ts is not None and p.flag is not None:
+                ts = p.ts
+        return ts
+
+    # -- tqdm bars and loss dicts, vectorised (parsers/joblog_tqdm.py) ----------------------
+    def _tqdm_chunk(self, lines: pl.Series, first: int, t: TqdmRows) -> None:
+        """The chunk with its bar / loss-dict lines preset (rows built by polars), the other
+        candidates per line; rows merged in per-line order (parsers/fastrows.py)."""
+        plan = self.vector_plan(lines)
+        assert plan is not None
+        status = np.full(len(lines), -1, np.int8)
+        status[t.lines] = EVENT
+        plan.candidate &= status < 0
+        plan.preset = status
+        start = self._last_ts
+        self._marks, self._states = fastrows.Marks(self.events), []
+        try:
+            self.parse_planned(lines, first, plan)
+            marks, states = self._marks, self._states
+        finally:
+            self._marks, self._states = None, []
+        ts = self._inherited(lines, first, plan, t.lines, marks, states, start)
+        row_ts = ts[np.searchsorted(t.lines, t.row_line)]
+        k = len(row_ts)
+        missing = row_ts == _NO_TS
+        cols = {
+            "ts": pa.array(np.where(missing, 0, row_ts), pa.int64(), mask=missing),
+            "ts_flag": pa.array(np.where(missing, "missing", "inherited"), pa.string()),
+            "host": pa.array([self._path_host] * k, pa.string()),
+            "host_from": pa.array([self._path_host_from] * k, pa.string()),
+            "source": pa.array([self.name] * k, pa.string()),
+            "job_id": pa.array([self.ctx.job_hint] * k, pa.string()),
+            "file": pa.array([self.ctx.path] * k, pa.string()),
+            "line_no": pa.array(t.row_line + first),
+            **{c: t.frame.get_column(c).to_arrow()
+               for c in ("kind", "iteration", "value", "format", "message")},
+        }
+        arrays = [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(k, f.type)
+                  for f in EVENTS]
+        fastrows.merge(self.events, marks, pa.RecordBatch.from_arrays(arrays, schema=EVENTS),
+                       t.row_line + first)
+
+    def _inherited(self, lines: pl.Series, first: int, plan: prefilter.ChunkPlan,
+                   fast: np.ndarray, marks: fastrows.Marks, states: list[int | None],
+                   start: int | None) -> np.ndarray:
+        """``_last_ts`` as the per-line path has it at each fast line (``_NO_TS``: none):
+        the state after the last line read per line before it, unless a stamped context line
+        Python did not read comes after that one (then that line's stamp)."""
+        parsed = np.asarray(marks.lines, np.int64) - first
+        ctx = np.setdiff1d(np.flatnonzero(plan.context), parsed) if plan.context is not None \
+            else None
+        state = np.array([_NO_TS if s is None else s for s in states], np.int64)
+        # a sentinel first entry: the state at the chunk's start, "read" at line -1
+        parsed = np.concatenate(([-1], parsed))
+        state = np.concatenate(([_NO_TS if start is None else start], state))
+        pi = np.searchsorted(parsed, fast) - 1  # >= 0: every fast line is after line -1
+        out = state[pi].astype(np.int64)
+        if ctx is None:
+            return out
+        ci = np.searchsorted(ctx, fast) - 1
+        bound = parsed[pi]
+        use = (ci >= 0) & (ctx[np.maximum(ci, 0)] > bound) if ctx.size else ci < -1
+        memo: dict[int, int | None] = {}
+        for j in np.flatnonzero(use).tolist():
+            c, b = int(ci[j]), int(bound[j])
+            if c not in memo:
+                k, got = c, None
+                while k >= 0 and ctx[k] > b and got is None:
+                    got = self._stamp_of(str(lines[int(ctx[k])]))
+                    k -= 1
+                memo[c] = got
+            got = memo[c]
+            if got is not None:
+                out[j] = got
+        return out
 
     def is_open(self) -> bool:
         return any(m.is_open() for m in self.matchers) or self.fallback.is_open()

@@ -101,3 +101,57 @@ def test_slurmctld_fast_path_equals_per_line(tz: str, monkeypatch: pytest.Monkey
         assert fast is not None
         status = fast[0]
         assert (status >= 0).sum() == 13 * 12  # the regular lines above, and no other
+
+
+def _bars(a: int, b: int, total: int = 100000) -> str:
+    """tqdm's redraws (tqdm/std.py format_meter, status_printer writes ``\\r`` + the bar)."""
+    return "".join(f"\r{int(100 * n / total):3d}%|{'█' * (10 * n // total):10s}| {n}/{total} "
+                   f"[00:{n % 60:02d}<22:55:58,  1.21it/s]" for n in range(a, b))
+
+
+# transformers trainer_callback.py ProgressCallback.on_log: tqdm.write(str(logs)) clears the bar
+# (a line of spaces) and prints the dict; Trainer's logger lines use the examples' format
+# "[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >> %(message)s"; Python's logging
+# "%(asctime)s - %(levelname)s - %(name)s - %(message)s"; slurmstepd's cancel banner
+# (src/slurmd/slurmstepd/req.c); a torch elastic traceback (Python's traceback module).
+def _tqdm_log(blocks: int) -> str:
+    out = ["[INFO|trainer.py:2078] 2024-05-01 12:00:00,123 >> ***** Running training *****",
+           "[INFO|trainer.py:2079] 2024-05-01 12:00:00,123 >>   Num examples = 6,400,000"]
+    for b in range(blocks):
+        n = 10 * b + 1
+        out.append(_bars(n, n + 10) + "\r" + " " * 54
+                   + "\r{'loss': 2.5376, 'grad_norm': 1.0381, 'learning_rate': 1.9e-05, "
+                   "'epoch': 0.00}")
+        if b % 7 == 3:
+            out.append(f"2024-05-01 12:{b % 60:02d}:01,500 - INFO - __main__ - step {n}")
+        if b % 11 == 5:
+            out.append(f"[INFO|trainer.py:3478] 2024-05-01 13:{b % 60:02d}:00,001 >> Saving "
+                       f"model checkpoint to out/checkpoint-{n}")
+        if b % 13 == 6:
+            out += ["Traceback (most recent call last):",
+                    '  File "train.py", line 12, in <module>']
+        if b % 13 == 7:
+            out.append("RuntimeError: CUDA error: an illegal memory access was encountered")
+        if b == 17:
+            out.append("slurmstepd: error: *** JOB 555 ON node0001 CANCELLED AT "
+                       "2024-05-01T14:00:00 DUE TO TIME LIMIT ***")
+        if b % 9 == 8:
+            out.append(_bars(n, n + 3, 1000000000000000000))  # 19 digits: per line
+            out.append("Epoch 3: " + _bars(n, n + 2).lstrip("\r"))  # a description: per line
+            out.append("{'loss': 1e-05, 'epoch': 0.1}")
+            out.append("  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]")
+            out.append(_bars(n, n + 2) + "\rsomething else")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("blocks", [300, 700])
+def test_tqdm_fast_path_equals_per_line(blocks: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from parsers.joblog import JobLogParser
+    from parsers.joblog_tqdm import tqdm_lines
+
+    text = _tqdm_log(blocks)
+    rows = both_paths(JobLogParser, text, "slurm-555.out", monkeypatch)
+    assert {"progress_bar", "hf_log", "ckpt_save_start"} <= {r["kind"] for r in rows}
+    assert {r["ts_flag"] for r in rows} >= {"inherited", "missing", "assumed_tz"}
+    t = tqdm_lines(pl.Series(text.splitlines()))
+    assert t is not None and len(t.lines) >= blocks  # the bar lines above went the fast way
