@@ -286,8 +286,12 @@ class JobLogParser(LineParser):
                 super().parse_chunk(lines, first_line_no)
             return
         fast_ts, fast_flag, fast_rank, keep = self._fast_prefix(lines, fast)
-        if not keep.any():  # e.g. every line with its own kubectl stamp: the per-line path
-            super().parse_chunk(lines, first_line_no)
+        if not keep.any():  # e.g. every line with its own kubectl stamp
+            kube = fast_flag == 2
+            if kube.any() and prefilter.enabled() and len(lines) >= SMALL_CHUNK:
+                self._kube_chunk(lines, first_line_no, fast, kube, fast_ts)
+            else:
+                super().parse_chunk(lines, first_line_no)
             return
         rows = fast.rows[keep]
         fast_ts, fast_flag, fast_rank = fast_ts[keep], fast_flag[keep], fast_rank[keep]
@@ -400,22 +404,55 @@ class JobLogParser(LineParser):
         return ts
 
     # -- tqdm bars and loss dicts, vectorised (parsers/joblog_tqdm.py) ----------------------
-    def _tqdm_chunk(self, lines: pl.Series, first: int, t: TqdmRows) -> None:
-        """The chunk with its bar / loss-dict lines preset (rows built by polars), the other
-        candidates per line; rows merged in per-line order (parsers/fastrows.py)."""
+    def _with_preset(self, lines: pl.Series, first: int, taken: np.ndarray
+                     ) -> tuple[prefilter.ChunkPlan, fastrows.Marks, list[int | None]]:
+        """The chunk through the prefilter's plan with the lines ``taken`` preset EVENT (their
+        rows built vectorised by the caller): the plan, which lines went through
+        ``parse_line`` and ``_last_ts`` after each."""
         plan = self.vector_plan(lines)
         assert plan is not None
         status = np.full(len(lines), -1, np.int8)
-        status[t.lines] = EVENT
+        status[taken] = EVENT
         plan.candidate &= status < 0
         plan.preset = status
-        start = self._last_ts
         self._marks, self._states = fastrows.Marks(self.events), []
         try:
             self.parse_planned(lines, first, plan)
-            marks, states = self._marks, self._states
+            return plan, self._marks, self._states
         finally:
             self._marks, self._states = None, []
+
+    def _kube_chunk(self, lines: pl.Series, first: int, fast: Any, kube: np.ndarray,
+                    ts: np.ndarray) -> None:
+        """Iteration lines behind a kubectl stamp (``_fast_prefix``), as EVENTS rows in
+        per-line order -- what the per-line path gives them (not compact progress rows)."""
+        rows = fast.rows[kube]
+        _, marks, _ = self._with_preset(lines, first, rows)
+        k = rows.size
+        cols = {
+            "ts": pa.array(ts[kube], pa.int64()),
+            "ts_flag": pa.array(["exact"] * k, pa.string()),
+            "host": pa.array([self._path_host] * k, pa.string()),
+            "host_from": pa.array([self._path_host_from] * k, pa.string()),
+            "source": pa.array([self.name] * k, pa.string()),
+            "format": pa.array(["megatron"] * k, pa.string()),
+            "kind": pa.array(["iteration"] * k, pa.string()),
+            "job_id": pa.array([self.ctx.job_hint] * k, pa.string()),
+            "iteration": pa.array(fast.iteration[kube]),
+            "value": pa.array(fast.value[kube]),
+            "file": pa.array([self.ctx.path] * k, pa.string()),
+            "line_no": pa.array(rows + first),
+        }
+        arrays = [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(k, f.type)
+                  for f in EVENTS]
+        fastrows.merge(self.events, marks, pa.RecordBatch.from_arrays(arrays, schema=EVENTS),
+                       rows + first)
+
+    def _tqdm_chunk(self, lines: pl.Series, first: int, t: TqdmRows) -> None:
+        """The chunk with its bar / loss-dict lines preset (rows built by polars), the other
+        candidates per line; rows merged in per-line order (parsers/fastrows.py)."""
+        start = self._last_ts
+        plan, marks, states = self._with_preset(lines, first, t.lines)
         ts = self._inherited(lines, first, plan, t.lines, marks, states, start)
         row_ts = ts[np.searchsorted(t.lines, t.row_line)]
         k = len(row_ts)
@@ -495,6 +532,14 @@ class JobLogParser(LineParser):
         uniq = pre.unique()
         if len(uniq) > 4096:
             keep[idx] = False
+            # ``kubectl logs --timestamps``: every prefix a different RFC3339Nano UTC stamp;
+            # those rows go through ``_kube_chunk`` (flag 2, keep False)
+            g = pl.col("p").str.extract_groups(_V_KUBECTL)
+            kts = pl.DataFrame({"p": pre}).select(
+                fastrows.iso_us(g.struct.field("1"), g.struct.field("2"), 0)).to_series()
+            kts_np = np.asarray(kts.fill_null(_NO_TS).to_numpy(), np.int64)
+            got = kts_np != _NO_TS
+            ts[idx[got]], flag[idx[got]] = kts_np[got], 2
             return ts, flag, rank, keep
         table: dict[str, tuple[int, int, int, bool]] = {}
         rec = Prefix()
@@ -598,6 +643,10 @@ _V_LEVEL_NOISE = (r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*"
                   r"(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[(?:INFO|DEBUG)\] \[[^\]\s]+\] "
                   r"|\[(?:INFO|DEBUG)\|[^\]\s]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> )")
 _V_STAMPED = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d"
+#: a prefix that is only ``kubectl logs --timestamps``' RFC3339Nano UTC stamp (and spaces):
+#: split_prefix reads it as an exact stamp and nothing else (a date that does not exist is
+#: null here and left to split_prefix)
+_V_KUBECTL = r"^(" + fastrows.ISO_SECONDS + r")(?:\.([0-9]{1,9}))?Z +$"
 #: nothing left after the prefixes (a bare ``[default2]:``, an srun label alone): NOISE
 _V_EMPTY = r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*\s*$"
 
