@@ -29,16 +29,23 @@ from parsers.base import RowSink
 
 
 class Marks:
-    """(line number, per-line rows already in the sink) at each ``parse_line`` call."""
+    """(line number, per-line rows already in the sink) at each ``parse_line`` call; and
+    the lines that went through ``parse_line`` (a fast row of such a line is dropped)."""
 
     def __init__(self, sink: RowSink) -> None:
         self.sink = sink
         self.lines: list[int] = []
         self.starts: list[int] = []
+        self.parsed: list[int] = []
 
-    def mark(self, line_no: int) -> None:
+    def mark(self, line_no: int, parsed: bool = True) -> None:
+        """Rows added from now on were emitted at ``line_no`` (read per line, or -- with
+        ``parsed`` False -- a fast line at which a per-line row still pending is emitted:
+        those rows go before the fast line's own)."""
         self.lines.append(line_no)
         self.starts.append(len(self.sink.cols[self.sink.names[0]]))
+        if parsed:
+            self.parsed.append(line_no)
 
 
 def merge(sink: RowSink, marks: Marks, fast: pa.RecordBatch | None,
@@ -48,7 +55,8 @@ def merge(sink: RowSink, marks: Marks, fast: pa.RecordBatch | None,
     the per-line path would have emitted them."""
     if fast is None or fast.num_rows == 0:
         return
-    parsed = np.asarray(marks.lines, np.int64)
+    keys = np.asarray(marks.lines, np.int64)
+    parsed = np.asarray(marks.parsed, np.int64)
     keep = ~np.isin(fast_line_no, parsed) if parsed.size else np.ones(fast.num_rows, bool)
     if not keep.all():
         fast = fast.filter(pa.array(keep))
@@ -64,7 +72,7 @@ def merge(sink: RowSink, marks: Marks, fast: pa.RecordBatch | None,
     k = slow[0].num_rows
     starts = np.asarray(marks.starts, np.int64)
     owner = np.searchsorted(starts, np.arange(k), side="right") - 1
-    slow_key = np.where(owner >= 0, parsed[np.maximum(owner, 0)], np.iinfo(np.int64).min)
+    slow_key = np.where(owner >= 0, keys[np.maximum(owner, 0)], np.iinfo(np.int64).min)
     keys = np.concatenate([slow_key, fast_line_no.astype(np.int64)])
     order = np.argsort(keys, kind="stable")
     table = pa.Table.from_batches([slow[0], fast]).take(pa.array(order))

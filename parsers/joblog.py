@@ -480,7 +480,7 @@ class JobLogParser(LineParser):
         """``_last_ts`` as the per-line path has it at each fast line (``_NO_TS``: none):
         the state after the last line read per line before it, unless a stamped context line
         Python did not read comes after that one (then that line's stamp)."""
-        parsed = np.asarray(marks.lines, np.int64) - first
+        parsed = np.asarray(marks.parsed, np.int64) - first
         ctx = np.setdiff1d(np.flatnonzero(plan.context), parsed) if plan.context is not None \
             else None
         state = np.array([_NO_TS if s is None else s for s in states], np.int64)

@@ -9,6 +9,7 @@ fails if it silently stops running).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
@@ -212,3 +213,36 @@ def test_kubectl_stamped_iterations_equal_per_line(monkeypatch: pytest.MonkeyPat
     assert len(it) == 4503 and {r["ts_flag"] for r in it} == {"exact"}
     assert {r["rank"] for r in it} == {None, 0}
     assert len([r for r in rows if r["kind"] == "ckpt_save_start"]) == 9
+
+
+def test_k8s_events_fast_path_equals_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real-format tables of sample_logs/real_formats/k8s (``kubectl get events -A``,
+    ``-o wide``, ``kubectl events`` with ``(x7 over 18m)``, ``<unknown>`` and a multi-line
+    FailedMount message; NOTES.md there cites printers.go and event_printer.go), one listing
+    after another, with kubectl's notices, blank lines and a row that is not ASCII."""
+    from pathlib import Path
+
+    import parsers.k8s_events as ke
+
+    taken: list[int] = []
+    orig = ke.table_rows
+
+    def spy(*a: Any) -> Any:
+        mask, rows = orig(*a)
+        taken.append(rows.height)
+        return mask, rows
+
+    monkeypatch.setattr(ke, "table_rows", spy)
+    root = Path(__file__).resolve().parents[2] / "sample_logs" / "real_formats" / "k8s"
+    parts = [(root / f).read_text(encoding="utf-8") for f in
+             ("events-all-namespaces.txt", "events-wide.txt", "kubectl-events.txt")]
+    big = parts[0].splitlines()
+    rows = big[1:] * 25  # one long listing: > SMALL_CHUNK lines
+    rows[7] = rows[7].replace("Started container", "Started contäiner")
+    text = "\n".join([big[0], *rows, "", "No resources found in default namespace.",
+                      *parts[1].splitlines(), *parts[2].splitlines(), *parts[0].splitlines()])
+    out = both_paths(ke.K8sEventsParser, text + "\n", "node017/events.txt", monkeypatch,
+                     mtime=datetime(2024, 5, 1, 12, 0, tzinfo=UTC))
+    assert len(out) > 350 and sum(taken) > 300  # most rows were read the fast way
+    assert {r["format"] for r in out} == {"k8s_events-table", "k8s_events-wide"}
+    assert any("\n" in (r["message"] or "") for r in out)  # the continued FailedMount row
