@@ -34,9 +34,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
-from parsers import fastrows, prefilter, progress_batch
+from parsers import fastrows, joblog_preset, prefilter, progress_batch
 from parsers.base import (
     EVENT,
     NOISE,
@@ -52,11 +51,10 @@ from parsers.deepspeed import DeepSpeedMatcher
 from parsers.hf_trainer import TQDM, HfTrainerMatcher
 from parsers.joblog_fast import FastIterations, megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
-from parsers.joblog_tqdm import TqdmRows, tqdm_lines
+from parsers.joblog_preset import TqdmRows, tqdm_lines
 from parsers.megatron import MegatronMatcher
 from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.nccl import NcclMatcher
-from parsers.schema import EVENTS
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
 
@@ -281,7 +279,7 @@ class JobLogParser(LineParser):
         fast = prep.fast
         if fast is None or len(fast.rows) == 0:
             if prep.tqdm is not None:
-                self._tqdm_chunk(lines, first_line_no, prep.tqdm)
+                joblog_preset.tqdm_chunk(self, lines, first_line_no, prep.tqdm)
             else:
                 super().parse_chunk(lines, first_line_no)
             return
@@ -289,7 +287,7 @@ class JobLogParser(LineParser):
         if not keep.any():  # e.g. every line with its own kubectl stamp
             kube = fast_flag == 2
             if kube.any() and prefilter.enabled() and len(lines) >= SMALL_CHUNK:
-                self._kube_chunk(lines, first_line_no, fast, kube, fast_ts)
+                joblog_preset.kube_chunk(self, lines, first_line_no, fast, kube, fast_ts)
             else:
                 super().parse_chunk(lines, first_line_no)
             return
@@ -394,120 +392,6 @@ class JobLogParser(LineParser):
                 found = True
         return found
 
-    def _stamp_of(self, text: str) -> int | None:
-        """What ``set_context`` would set ``_last_ts`` to (None: the line has no stamp)."""
-        ts = None
-        for part in text.split("\r") if "\r" in text else (text,):
-            p = split_prefix(_strip_ansi(part), self.ctx.tz, Prefix())
-            if p.ts is not None and p.flag is not None:
-                ts = p.ts
-        return ts
-
-    # -- tqdm bars and loss dicts, vectorised (parsers/joblog_tqdm.py) ----------------------
-    def _with_preset(self, lines: pl.Series, first: int, taken: np.ndarray
-                     ) -> tuple[prefilter.ChunkPlan, fastrows.Marks, list[int | None]]:
-        """The chunk through the prefilter's plan with the lines ``taken`` preset EVENT (their
-        rows built vectorised by the caller): the plan, which lines went through
-        ``parse_line`` and ``_last_ts`` after each."""
-        plan = self.vector_plan(lines)
-        assert plan is not None
-        status = np.full(len(lines), -1, np.int8)
-        status[taken] = EVENT
-        plan.candidate &= status < 0
-        plan.preset = status
-        self._marks, self._states = fastrows.Marks(self.events), []
-        try:
-            self.parse_planned(lines, first, plan)
-            return plan, self._marks, self._states
-        finally:
-            self._marks, self._states = None, []
-
-    def _kube_chunk(self, lines: pl.Series, first: int, fast: Any, kube: np.ndarray,
-                    ts: np.ndarray) -> None:
-        """Iteration lines behind a kubectl stamp (``_fast_prefix``), as EVENTS rows in
-        per-line order -- what the per-line path gives them (not compact progress rows)."""
-        rows = fast.rows[kube]
-        _, marks, _ = self._with_preset(lines, first, rows)
-        k = rows.size
-        cols = {
-            "ts": pa.array(ts[kube], pa.int64()),
-            "ts_flag": pa.array(["exact"] * k, pa.string()),
-            "host": pa.array([self._path_host] * k, pa.string()),
-            "host_from": pa.array([self._path_host_from] * k, pa.string()),
-            "source": pa.array([self.name] * k, pa.string()),
-            "format": pa.array(["megatron"] * k, pa.string()),
-            "kind": pa.array(["iteration"] * k, pa.string()),
-            "job_id": pa.array([self.ctx.job_hint] * k, pa.string()),
-            "iteration": pa.array(fast.iteration[kube]),
-            "value": pa.array(fast.value[kube]),
-            "file": pa.array([self.ctx.path] * k, pa.string()),
-            "line_no": pa.array(rows + first),
-        }
-        arrays = [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(k, f.type)
-                  for f in EVENTS]
-        fastrows.merge(self.events, marks, pa.RecordBatch.from_arrays(arrays, schema=EVENTS),
-                       rows + first)
-
-    def _tqdm_chunk(self, lines: pl.Series, first: int, t: TqdmRows) -> None:
-        """The chunk with its bar / loss-dict lines preset (rows built by polars), the other
-        candidates per line; rows merged in per-line order (parsers/fastrows.py)."""
-        start = self._last_ts
-        plan, marks, states = self._with_preset(lines, first, t.lines)
-        ts = self._inherited(lines, first, plan, t.lines, marks, states, start)
-        row_ts = ts[np.searchsorted(t.lines, t.row_line)]
-        k = len(row_ts)
-        missing = row_ts == _NO_TS
-        cols = {
-            "ts": pa.array(np.where(missing, 0, row_ts), pa.int64(), mask=missing),
-            "ts_flag": pa.array(np.where(missing, "missing", "inherited"), pa.string()),
-            "host": pa.array([self._path_host] * k, pa.string()),
-            "host_from": pa.array([self._path_host_from] * k, pa.string()),
-            "source": pa.array([self.name] * k, pa.string()),
-            "job_id": pa.array([self.ctx.job_hint] * k, pa.string()),
-            "file": pa.array([self.ctx.path] * k, pa.string()),
-            "line_no": pa.array(t.row_line + first),
-            **{c: t.frame.get_column(c).to_arrow()
-               for c in ("kind", "iteration", "value", "format", "message")},
-        }
-        arrays = [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(k, f.type)
-                  for f in EVENTS]
-        fastrows.merge(self.events, marks, pa.RecordBatch.from_arrays(arrays, schema=EVENTS),
-                       t.row_line + first)
-
-    def _inherited(self, lines: pl.Series, first: int, plan: prefilter.ChunkPlan,
-                   fast: np.ndarray, marks: fastrows.Marks, states: list[int | None],
-                   start: int | None) -> np.ndarray:
-        """``_last_ts`` as the per-line path has it at each fast line (``_NO_TS``: none):
-        the state after the last line read per line before it, unless a stamped context line
-        Python did not read comes after that one (then that line's stamp)."""
-        parsed = np.asarray(marks.parsed, np.int64) - first
-        ctx = np.setdiff1d(np.flatnonzero(plan.context), parsed) if plan.context is not None \
-            else None
-        state = np.array([_NO_TS if s is None else s for s in states], np.int64)
-        # a sentinel first entry: the state at the chunk's start, "read" at line -1
-        parsed = np.concatenate(([-1], parsed))
-        state = np.concatenate(([_NO_TS if start is None else start], state))
-        pi = np.searchsorted(parsed, fast) - 1  # >= 0: every fast line is after line -1
-        out = state[pi].astype(np.int64)
-        if ctx is None:
-            return out
-        ci = np.searchsorted(ctx, fast) - 1
-        bound = parsed[pi]
-        use = (ci >= 0) & (ctx[np.maximum(ci, 0)] > bound) if ctx.size else ci < -1
-        memo: dict[int, int | None] = {}
-        for j in np.flatnonzero(use).tolist():
-            c, b = int(ci[j]), int(bound[j])
-            if c not in memo:
-                k, got = c, None
-                while k >= 0 and ctx[k] > b and got is None:
-                    got = self._stamp_of(str(lines[int(ctx[k])]))
-                    k -= 1
-                memo[c] = got
-            got = memo[c]
-            if got is not None:
-                out[j] = got
-        return out
-
     def is_open(self) -> bool:
         return any(m.is_open() for m in self.matchers) or self.fallback.is_open()
 
@@ -533,7 +417,7 @@ class JobLogParser(LineParser):
         if len(uniq) > 4096:
             keep[idx] = False
             # ``kubectl logs --timestamps``: every prefix a different RFC3339Nano UTC stamp;
-            # those rows go through ``_kube_chunk`` (flag 2, keep False)
+            # those rows go through ``joblog_preset.kube_chunk`` (flag 2, keep False)
             g = pl.col("p").str.extract_groups(_V_KUBECTL)
             kts = pl.DataFrame({"p": pre}).select(
                 fastrows.iso_us(g.struct.field("1"), g.struct.field("2"), 0)).to_series()

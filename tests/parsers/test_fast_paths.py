@@ -148,7 +148,7 @@ def _tqdm_log(blocks: int) -> str:
 @pytest.mark.parametrize("blocks", [300, 700])
 def test_tqdm_fast_path_equals_per_line(blocks: int, monkeypatch: pytest.MonkeyPatch) -> None:
     from parsers.joblog import JobLogParser
-    from parsers.joblog_tqdm import tqdm_lines
+    from parsers.joblog_preset import tqdm_lines
 
     text = _tqdm_log(blocks)
     rows = both_paths(JobLogParser, text, "slurm-555.out", monkeypatch)
@@ -194,16 +194,17 @@ def _kubectl_log(n: int) -> str:
 
 
 def test_kubectl_stamped_iterations_equal_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from parsers import joblog_preset
     from parsers.joblog import JobLogParser
 
     calls: list[int] = []
-    orig = JobLogParser._kube_chunk
+    orig = joblog_preset.kube_chunk
 
-    def spy(self: JobLogParser, *a: Any) -> None:
+    def spy(*a: Any) -> None:
         calls.append(1)
-        orig(self, *a)
+        orig(*a)
 
-    monkeypatch.setattr(JobLogParser, "_kube_chunk", spy)
+    monkeypatch.setattr(joblog_preset, "kube_chunk", spy)
     text = _kubectl_log(4500)  # > 4096 distinct prefixes in the chunk: the kubectl path
     rows = both_paths(JobLogParser, text, "pod-0.log", monkeypatch)
     assert calls  # the fast path ran (with the prefilter on)
