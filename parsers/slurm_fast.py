@@ -50,6 +50,10 @@ _COMPLETE = r"^_job_complete: " + _JOB + r" (.+)$"
 _TIMELIMIT = r"^Time limit exhausted for " + _JOB + r"$"
 _KILL = r"^_slurm_rpc_kill_job: REQUEST_KILL_JOB " + _JOB + r" uid ([0-9]+)$"
 _SUBMIT = r"^_slurm_rpc_submit_batch_job: JobId=[0-9]+ InitPrio=[0-9]+ usec=[0-9]+$"
+_LAUNCH = (r"^launch task StepId=([0-9]+)\.([A-Za-z0-9_]+) request from UID:[0-9]+ GID:[0-9]+ "
+           r"HOST:[0-9.]+ PORT:[0-9]+$")
+_BATCH = r"^Launching batch job ([0-9]+) for UID [0-9]+$"
+_DONE = r"^\[([0-9]+)\.([A-Za-z0-9_]+)\] done with job$"
 
 
 @lru_cache(maxsize=8)
@@ -67,8 +71,23 @@ def _layer_prefilter() -> CompiledPrefilter:
     return _others(tuple(s.id for s in EXTRA))
 
 
-def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str
-              ) -> tuple[np.ndarray, pa.RecordBatch | None, np.ndarray] | None:
+Fast = tuple[np.ndarray, pa.RecordBatch | None, np.ndarray]
+
+
+def _envelope(lines: pl.Series, off: int) -> pl.DataFrame:
+    """Chunk index, stamp (epoch us) and message of the lines with a plain ``[ISO]``
+    envelope (see module docstring)."""
+    return (pl.DataFrame({"l": lines}).with_row_index("i")
+            .with_columns(pl.col("l").str.extract_groups(_ENV).alias("g"))
+            .unnest("g").rename({"1": "stamp", "2": "frac", "3": "msg"})
+            .filter(pl.col("msg").is_not_null())
+            .filter(~pl.col("msg").str.contains(_EMBEDDED))
+            .with_columns(iso_us(pl.col("stamp"), pl.col("frac"), off).alias("ts"))
+            .filter(pl.col("ts").is_not_null())
+            .select("i", "ts", "msg"))
+
+
+def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str) -> Fast | None:
     """(status per line, int8: EVENT/NOISE for the lines read here, -1 elsewhere; their rows
     as an EVENTS batch with line_no relative to the chunk (0-based, to be offset); the chunk
     index of each row), or None when the file's zone has no fixed offset."""
@@ -77,14 +96,7 @@ def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str
         return None
     n = len(lines)
     status = np.full(n, -1, np.int8)
-    env = (pl.DataFrame({"l": lines}).with_row_index("i")
-           .with_columns(pl.col("l").str.extract_groups(_ENV).alias("g"))
-           .unnest("g").rename({"1": "stamp", "2": "frac", "3": "msg"})
-           .filter(pl.col("msg").is_not_null())
-           .filter(~pl.col("msg").str.contains(_EMBEDDED))
-           .with_columns(iso_us(pl.col("stamp"), pl.col("frac"), off).alias("ts"))
-           .filter(pl.col("ts").is_not_null())
-           .select("i", "ts", "msg"))
+    env = _envelope(lines, off)
     if not env.height:
         return status, None, np.zeros(0, np.int64)
     msg = pl.col("msg")
@@ -122,6 +134,38 @@ def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str
     if submit.size:
         other = _layer_prefilter().mask_np(lines.gather(submit))
         status[submit[~np.asarray(other, bool)]] = NOISE
+    return _result(status, rows, source, path, None, "unknown")
+
+
+def slurmd_fast(lines: pl.Series, tz: tzinfo, source: str, path: str, host: str | None,
+                host_from: str) -> Fast | None:
+    """``ctld_fast`` for a slurmd log (src/slurmd/slurmd/req.c ``launch task StepId=%ps
+    request from UID:%u GID:%u HOST:%s PORT:%hu``, ``Launching batch job %u for UID %u``;
+    slurmstepd's ``[%ps] done with job``): step_start / step_end rows on the log's node."""
+    off = fixed_offset_us(tz)
+    if off is None:
+        return None
+    status = np.full(len(lines), -1, np.int8)
+    env = _envelope(lines, off)
+    if not env.height:
+        return status, None, np.zeros(0, np.int64)
+    msg = pl.col("msg")
+    rows = pl.concat([
+        env.filter(msg.str.starts_with(start)).select(
+            "i", "ts", "msg", msg.str.extract_groups(rx).alias("g")).unnest("g")
+        .filter(pl.col("1").is_not_null())
+        .select("i", "ts", "msg", pl.lit(kind).alias("kind"), pl.col("1").alias("job_id"),
+                (pl.col("2") if code is None else pl.lit(code)).alias("code"),
+                pl.lit(None, pl.Float64).alias("value"))
+        for start, rx, kind, code in (
+            ("launch task ", _LAUNCH, "step_start", None),
+            ("Launching batch job ", _BATCH, "step_start", "batch"),
+            ("[", _DONE, "step_end", None))]).sort("i")
+    return _result(status, rows, source, path, host, host_from)
+
+
+def _result(status: np.ndarray, rows: pl.DataFrame, source: str, path: str,
+            host: str | None, host_from: str) -> Fast:
     idx = rows.get_column("i").to_numpy().astype(np.int64)
     status[idx] = EVENT
     if not rows.height:
@@ -130,7 +174,8 @@ def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str
     cols = {
         "ts": rows.get_column("ts").cast(pl.Datetime("us", "UTC")).to_arrow(),
         "ts_flag": pa.array(["assumed_tz"] * k, pa.string()),
-        "host_from": pa.array(["unknown"] * k, pa.string()),
+        "host": pa.array([host] * k, pa.string()),
+        "host_from": pa.array([host_from] * k, pa.string()),
         "source": pa.array([source] * k, pa.string()),
         "format": pa.array([source] * k, pa.string()),
         "kind": rows.get_column("kind").to_arrow(),

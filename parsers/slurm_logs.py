@@ -50,7 +50,7 @@ from parsers.slurm_common import (
     parse_envelope,
     strip_level,
 )
-from parsers.slurm_fast import ctld_fast
+from parsers.slurm_fast import Fast, ctld_fast, slurmd_fast
 from parsers.slurm_messages import CtldMessages, SlurmdMessages
 from parsers.timeutil import YearInference
 
@@ -91,8 +91,43 @@ class _SlurmLogParser(LineParser):
         super().__init__(ctx)
         self.years = YearInference(ctx.mtime, ctx.year)
         self.fallback = Fallback(ctx, skip=(self.own_class,))
+        self._marks: fastrows.Marks | None = None  #: lines read per line (fast chunks)
+
+    # -- the fast path of the bulk lines (parsers/slurm_fast.py) ---------------------------
+    def _fast(self, lines: pl.Series) -> Fast | None:
+        """The dialect's vectorised reading of its bulk lines (None: none)."""
+        return None
+
+    def prepare(self, lines: pl.Series) -> Any:
+        if len(lines) < SMALL_CHUNK or not prefilter.enabled():
+            return None
+        return self._fast(lines)
+
+    def parse_chunk(self, lines: pl.Series, first_line_no: int,
+                    prepared: Any = NOT_PREPARED) -> None:
+        fast = self.prepare(lines) if prepared is NOT_PREPARED else prepared
+        plan = self.vector_plan(lines) if fast is not None else None
+        if plan is None:
+            super().parse_chunk(lines, first_line_no, None)
+            return
+        status, batch, idx = fast
+        plan.candidate &= status < 0
+        plan.preset = status
+        self._marks = marks = fastrows.Marks(self.events)
+        try:
+            self.parse_planned(lines, first_line_no, plan)
+        finally:
+            self._marks = None
+        if batch is not None:
+            line_no = pa.array(idx + first_line_no)
+            batch = batch.set_column(batch.schema.get_field_index("line_no"),
+                                     batch.schema.field("line_no"), line_no)
+        fastrows.merge(self.events, marks, batch, idx + first_line_no)
+
 
     def parse_line(self, text: str, line_no: int) -> int:
+        if self._marks is not None:
+            self._marks.mark(line_no)
         if not text.strip():
             return NOISE
         env = parse_envelope(text, self.ctx.tz, self.years)
@@ -185,43 +220,13 @@ class SlurmctldParser(_SlurmLogParser):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.ctld = CtldMessages()
-        self._marks: fastrows.Marks | None = None
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
         return _score(head, path, "slurmctld", _CTLD_WORDS, _SLURMD_WORDS)
 
-    # -- the fast path of the controller's bulk lines (parsers/slurm_fast.py) -------------
-    def prepare(self, lines: pl.Series) -> Any:
-        if len(lines) < SMALL_CHUNK or not prefilter.enabled():
-            return None
+    def _fast(self, lines: pl.Series) -> Fast | None:
         return ctld_fast(lines, self.ctx.tz, self.name, self.ctx.path)
-
-    def parse_chunk(self, lines: pl.Series, first_line_no: int,
-                    prepared: Any = NOT_PREPARED) -> None:
-        fast = self.prepare(lines) if prepared is NOT_PREPARED else prepared
-        plan = self.vector_plan(lines) if fast is not None else None
-        if plan is None:
-            super().parse_chunk(lines, first_line_no, None)
-            return
-        status, batch, idx = fast
-        plan.candidate &= status < 0
-        plan.preset = status
-        self._marks = marks = fastrows.Marks(self.events)
-        try:
-            self.parse_planned(lines, first_line_no, plan)
-        finally:
-            self._marks = None
-        if batch is not None:
-            line_no = pa.array(idx + first_line_no)
-            batch = batch.set_column(batch.schema.get_field_index("line_no"),
-                                     batch.schema.field("line_no"), line_no)
-        fastrows.merge(self.events, marks, batch, idx + first_line_no)
-
-    def parse_line(self, text: str, line_no: int) -> int:
-        if self._marks is not None:
-            self._marks.mark(line_no)
-        return super().parse_line(text, line_no)
 
     def _host(self, host: str | None) -> dict[str, Any]:
         # slurmctld lines are about nodes, never about the controller's own host
@@ -282,6 +287,11 @@ class SlurmdParser(_SlurmLogParser):
 
     def _message(self, env: Envelope, line_no: int) -> int:
         return self._own(self.slurmd, env, line_no)
+
+    def _fast(self, lines: pl.Series) -> Fast | None:
+        hf = self._host(None)
+        return slurmd_fast(lines, self.ctx.tz, self.name, self.ctx.path, hf["host"],
+                           hf["host_from"])
 
 
 PARSERS: list[type[Parser]] = [SlurmctldParser, SlurmdParser]

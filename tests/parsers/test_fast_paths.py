@@ -247,3 +247,37 @@ def test_k8s_events_fast_path_equals_per_line(monkeypatch: pytest.MonkeyPatch) -
     assert len(out) > 350 and sum(taken) > 300  # most rows were read the fast way
     assert {r["format"] for r in out} == {"k8s_events-table", "k8s_events-wide"}
     assert any("\n" in (r["message"] or "") for r in out)  # the continued FailedMount row
+
+
+def test_slurmd_fast_path_equals_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unedited slurmd logs of a real Slurm 22.05.8 (sample_logs/real_formats/slurm, its
+    NOTES.md), with the bulk lines a busy node adds (src/slurmd/slurmd/req.c ``launch task
+    StepId=%ps request from UID:%u GID:%u HOST:%s PORT:%hu``, ``Launching batch job %u for UID
+    %u``; slurmstepd ``[%ps] done with job``) and variants the fast path must leave alone."""
+    from pathlib import Path
+
+    from parsers.slurm_fast import slurmd_fast
+    from parsers.slurm_logs import SlurmdParser
+
+    root = Path(__file__).resolve().parents[2] / "sample_logs" / "real_formats" / "slurm"
+    real = []
+    for f in sorted(root.glob("run*/slurmd-*.log")):
+        real += f.read_text(encoding="utf-8").splitlines()
+    bulk = []
+    for j in range(60):
+        t = f"[2024-05-01T03:{j:02d}:54.836]"
+        bulk += [f"{t} Launching batch job {4000 + j} for UID 1000",
+                 f"{t} launch task StepId={4000 + j}.0 request from UID:1000 GID:1000 "
+                 f"HOST:10.1.0.{j % 200} PORT:{40000 + j}",
+                 f"{t} [{4000 + j}.0] task/cgroup: _memcg_initialize: job: alloc=64000MB "
+                 "mem.limit=64000MB memsw.limit=unlimited",
+                 f"{t} [{4000 + j}.0] done with job", f"{t} [{4000 + j}.batch] done with job"]
+    bulk += ["[2024-05-01T04:00:00.000] [4000_3.0] done with job",  # array task: per line
+             "[2024-05-01T04:00:00.000] launch task StepId=4001.0 request from UID:1000 "
+             "GID:1000 HOST:10.1.0.1 PORT:1 execve(): x: No such file",
+             "[2024-05-01T04:00:00.000+02:00] [4002.0] done with job"]
+    rows = both_paths(SlurmdParser, "\n".join(real + bulk) + "\n", "slurmd-n7.log", monkeypatch)
+    assert {r["kind"] for r in rows} >= {"step_start", "step_end"}
+    assert "n7" in {r["host"] for r in rows}  # the path's node (banners name their own)
+    fast = slurmd_fast(pl.Series(real + bulk), UTC, "slurmd", "x", "n7", "path")
+    assert fast is not None and (fast[0] >= 0).sum() >= 4 * 60
