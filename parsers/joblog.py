@@ -52,6 +52,7 @@ from parsers.hf_trainer import TQDM, HfTrainerMatcher
 from parsers.joblog_fast import FastIterations, megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.joblog_preset import TqdmRows, tqdm_lines
+from parsers.joblog_preset import strip_ansi as _strip_ansi
 from parsers.megatron import MegatronMatcher
 from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.nccl import NcclMatcher
@@ -533,13 +534,6 @@ _V_STAMPED = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d"
 _V_KUBECTL = r"^(" + fastrows.ISO_SECONDS + r")(?:\.([0-9]{1,9}))?Z +$"
 #: nothing left after the prefixes (a bare ``[default2]:``, an srun label alone): NOISE
 _V_EMPTY = r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*\s*$"
-
-
-def _strip_ansi(part: str) -> str:
-    """Drop the cursor-movement escapes tqdm puts before a redraw (ESC[A, ESC[K)."""
-    while part.startswith(("\x1b[A", "\x1b[K")):
-        part = part[3:]
-    return part
 
 
 PARSERS = [JobLogParser]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -43,16 +43,17 @@ from parsers.base import EVENT
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.schema import EVENTS
 
-if TYPE_CHECKING:
-    from parsers.joblog import JobLogParser
+#: a ``parsers.joblog.JobLogParser`` (this module works on its state; joblog imports it)
+JobLogParser = Any
 
 _NO_TS = np.iinfo(np.int64).min  #: as parsers.joblog: no stamp
 
 
-def _strip_ansi(part: str) -> str:
-    from parsers.joblog import _strip_ansi as strip
-
-    return strip(part)
+def strip_ansi(part: str) -> str:
+    """Drop the cursor-movement escapes tqdm puts before a redraw (ESC[A, ESC[K)."""
+    while part.startswith(("\x1b[A", "\x1b[K")):
+        part = part[3:]
+    return part
 
 BAR = r"^ *[0-9]{1,3}%\|[^|]*\| *([0-9]{1,15})/([0-9]{1,15}) \[[ -~]*$"
 LOSS = r"^\{'loss': (-?[0-9]{1,15}(?:\.[0-9]{1,15})?)[,}][ -~]*$"
@@ -121,7 +122,7 @@ def stamp_of(p: JobLogParser, text: str) -> int | None:
     """What ``set_context`` would set ``_last_ts`` to (None: the line has no stamp)."""
     ts = None
     for part in text.split("\r") if "\r" in text else (text,):
-        r = split_prefix(_strip_ansi(part), p.ctx.tz, Prefix())
+        r = split_prefix(strip_ansi(part), p.ctx.tz, Prefix())
         if r.ts is not None and r.flag is not None:
             ts = r.ts
     return ts
