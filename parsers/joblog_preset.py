@@ -181,24 +181,19 @@ def tqdm_chunk(p: JobLogParser, lines: pl.Series, first: int, t: TqdmRows) -> No
     plan, marks, states = with_preset(p, lines, first, t.lines)
     ts = _inherited(p, lines, first, plan, t.lines, marks, states, start)
     row_ts = ts[np.searchsorted(t.lines, t.row_line)]
-    k = len(row_ts)
     missing = row_ts == _NO_TS
-    cols = {
-        "ts": pa.array(np.where(missing, 0, row_ts), pa.int64(), mask=missing),
-        "ts_flag": pa.array(np.where(missing, "missing", "inherited"), pa.string()),
-        "host": pa.array([p._path_host] * k, pa.string()),
-        "host_from": pa.array([p._path_host_from] * k, pa.string()),
-        "source": pa.array([p.name] * k, pa.string()),
-        "job_id": pa.array([p.ctx.job_hint] * k, pa.string()),
-        "file": pa.array([p.ctx.path] * k, pa.string()),
-        "line_no": pa.array(t.row_line + first),
-        **{c: t.frame.get_column(c).to_arrow()
-           for c in ("kind", "iteration", "value", "format", "message")},
-    }
-    arrays = [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(k, f.type)
-              for f in EVENTS]
-    fastrows.merge(p.events, marks, pa.RecordBatch.from_arrays(arrays, schema=EVENTS),
-                   t.row_line + first)
+    const = {"host": p._path_host, "host_from": p._path_host_from, "source": p.name,
+             "job_id": p.ctx.job_hint, "file": p.ctx.path}
+    frame = t.frame.with_columns(
+        pl.Series("ts", row_ts).set(pl.Series(missing), None)
+        .cast(pl.Datetime("us", "UTC")),
+        pl.Series("ts_flag", np.where(missing, "missing", "inherited")),
+        pl.Series("line_no", t.row_line + first),
+        *(pl.lit(v, pl.String).alias(c) for c, v in const.items()),
+        *(pl.lit(None, dt).alias(c) for c, dt in (
+            ("uptime_s", pl.Float64), ("rank", pl.Int32), ("code", pl.String),
+            ("device", pl.String))))
+    fastrows.merge_frame(p.events, marks, frame.select(EVENTS.names), t.row_line + first)
 
 
 def _inherited(p: JobLogParser, lines: pl.Series, first: int, plan: prefilter.ChunkPlan,
