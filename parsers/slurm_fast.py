@@ -34,7 +34,6 @@ from functools import lru_cache
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from parsers.anchors import CompiledPrefilter
 from parsers.base import EVENT, NOISE
@@ -71,7 +70,9 @@ def _layer_prefilter() -> CompiledPrefilter:
     return _others(tuple(s.id for s in EXTRA))
 
 
-Fast = tuple[np.ndarray, pa.RecordBatch | None, np.ndarray]
+#: (status per line, int8: EVENT/NOISE for the lines read here, -1 elsewhere; their rows, every
+#: EVENTS column in polars, line_no the chunk index; the chunk index of each row)
+Fast = tuple[np.ndarray, pl.DataFrame | None, np.ndarray]
 
 
 def _envelope(lines: pl.Series, off: int) -> pl.DataFrame:
@@ -88,9 +89,8 @@ def _envelope(lines: pl.Series, off: int) -> pl.DataFrame:
 
 
 def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str) -> Fast | None:
-    """(status per line, int8: EVENT/NOISE for the lines read here, -1 elsewhere; their rows
-    as an EVENTS batch with line_no relative to the chunk (0-based, to be offset); the chunk
-    index of each row), or None when the file's zone has no fixed offset."""
+    """``Fast`` for a slurmctld log's chunk, or None when the file's zone has no fixed
+    offset."""
     off = fixed_offset_us(tz)
     if off is None:
         return None
@@ -170,22 +170,13 @@ def _result(status: np.ndarray, rows: pl.DataFrame, source: str, path: str,
     status[idx] = EVENT
     if not rows.height:
         return status, None, idx
-    k = rows.height
-    cols = {
-        "ts": rows.get_column("ts").cast(pl.Datetime("us", "UTC")).to_arrow(),
-        "ts_flag": pa.array(["assumed_tz"] * k, pa.string()),
-        "host": pa.array([host] * k, pa.string()),
-        "host_from": pa.array([host_from] * k, pa.string()),
-        "source": pa.array([source] * k, pa.string()),
-        "format": pa.array([source] * k, pa.string()),
-        "kind": rows.get_column("kind").to_arrow(),
-        "job_id": rows.get_column("job_id").to_arrow(),
-        "code": rows.get_column("code").to_arrow(),
-        "value": rows.get_column("value").to_arrow(),
-        "message": rows.get_column("msg").to_arrow(),
-        "file": pa.array([path] * k, pa.string()),
-        "line_no": pa.array(idx),
-    }
-    arrays = [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(k, f.type)
-              for f in EVENTS]
-    return status, pa.RecordBatch.from_arrays(arrays, schema=EVENTS), idx
+    const = {"ts_flag": "assumed_tz", "host": host, "host_from": host_from, "source": source,
+             "format": source, "file": path}
+    frame = rows.select(
+        pl.col("ts").cast(pl.Datetime("us", "UTC")), "kind", "job_id", "code", "value",
+        pl.col("msg").alias("message"), pl.col("i").cast(pl.Int64).alias("line_no"),
+        *(pl.lit(v, pl.String).alias(c) for c, v in const.items()),
+        *(pl.lit(None, dt).alias(c) for c, dt in (
+            ("uptime_s", pl.Float64), ("rank", pl.Int32), ("iteration", pl.Int64),
+            ("device", pl.String))))
+    return status, frame.select(EVENTS.names), idx

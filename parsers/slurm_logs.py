@@ -28,7 +28,6 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 import polars as pl
-import pyarrow as pa
 
 from parsers import fastrows, hostlist, prefilter
 from parsers.base import (
@@ -112,7 +111,7 @@ class _SlurmLogParser(LineParser):
         if fast is None or plan is None:
             super().parse_chunk(lines, first_line_no, None)
             return
-        status, batch, idx = fast
+        status, rows, idx = fast
         plan.candidate &= status < 0
         plan.preset = status
         self._marks = marks = fastrows.Marks(self.events)
@@ -120,11 +119,10 @@ class _SlurmLogParser(LineParser):
             self.parse_planned(lines, first_line_no, plan)
         finally:
             self._marks = None
-        if batch is not None:
-            line_no = pa.array(idx + first_line_no)
-            batch = batch.set_column(batch.schema.get_field_index("line_no"),
-                                     batch.schema.field("line_no"), line_no)
-        fastrows.merge(self.events, marks, batch, idx + first_line_no)
+        if rows is not None:
+            fastrows.merge_frame(self.events, marks,
+                                 rows.with_columns(pl.col("line_no") + first_line_no),
+                                 idx + first_line_no)
 
     def parse_line(self, text: str, line_no: int) -> int:
         if self._marks is not None:
