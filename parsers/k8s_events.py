@@ -35,7 +35,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from parsers import fastrows, prefilter
 from parsers.base import (
@@ -239,20 +238,15 @@ class K8sEventsParser(LineParser):
             self.pending = self._row(cells, i + first)
 
     def _add_rows(self, rows: pl.DataFrame, line_no: np.ndarray, marks: fastrows.Marks) -> None:
-        k = rows.height
-        cols: dict[str, pa.Array] = {
-            c: rows.get_column(c).to_arrow()
-            for c in ("ts_flag", "code", "value", "device", "message", "format", "host",
-                      "host_from")}
-        cols["ts"] = rows.get_column("ts").to_arrow()
-        cols["kind"] = pa.array(["k8s_event"] * k, pa.string())
-        cols["source"] = pa.array([self.name] * k, pa.string())
-        cols["file"] = pa.array([self.ctx.path] * k, pa.string())
-        cols["line_no"] = pa.array(line_no)
-        arrays = [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(k, f.type)
-                  for f in EVENTS]
-        fastrows.merge(self.events, marks, pa.RecordBatch.from_arrays(arrays, schema=EVENTS),
-                       line_no)
+        const = {"kind": "k8s_event", "source": self.name, "file": self.ctx.path}
+        frame = rows.select(
+            pl.col("ts").cast(pl.Datetime("us", "UTC")), "ts_flag", "code", "value", "device",
+            "message", "format", "host", "host_from", pl.Series("line_no", line_no),
+            *(pl.lit(v, pl.String).alias(c) for c, v in const.items()),
+            *(pl.lit(None, dt).alias(c) for c, dt in (
+                ("uptime_s", pl.Float64), ("rank", pl.Int32), ("iteration", pl.Int64),
+                ("job_id", pl.String))))
+        fastrows.merge_frame(self.events, marks, frame.select(EVENTS.names), line_no)
 
     def _cut(self, line: str) -> dict[str, str] | None:
         """Cells by the header's column starts, or None if a cut would split a word."""
