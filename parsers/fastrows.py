@@ -2,7 +2,8 @@
 
 A dialect with a *fast path* (a regular family of event lines whose rows polars can build for a
 whole chunk: Slurm's ``sched: Allocate``, kubectl's event rows, ...) presets those lines' status
-(``ChunkPlan.preset``) and builds their rows as one Arrow batch; the other candidates still go
+(``ChunkPlan.preset``) and builds their rows for the chunk (an Arrow batch for ``merge``, a
+polars frame for ``merge_frame``); the other candidates still go
 through ``parse_line``. The chunk's rows must then come out exactly as if every line had gone
 through ``parse_line`` -- same rows, same order, one batch per chunk -- because events.parquet
 is compared byte for byte and its row groups are cut by batch.
@@ -13,7 +14,8 @@ is emitted at its last line). ``merge`` then interleaves the per-line rows and t
 that line, stable, and drops the fast row of any line that went through ``parse_line`` after all
 (a line inside a multi-line block that was open when the chunk reached it).
 
-Choice: the merge is a numpy argsort over two small key arrays plus one Arrow ``take``; the
+Choice: the interleaving is a stable sort by those keys (numpy argsort + an Arrow ``take``, or a
+polars sort, which moves string views rather than strings: cheaper for rows with text); the
 per-line rows are converted with ``RowSink.drain``'s own code (so coercion is the same).
 """
 
