@@ -320,6 +320,8 @@ class LineParser(Parser):
         may preset lines another vectorised path took."""
         n = len(lines)
         st = np.where(plan.noise, NOISE, UNPARSED).astype(np.int8)
+        if plan.preset is not None:
+            st = np.where(plan.preset >= 0, plan.preset, st).astype(np.int8)
         skip = np.zeros(n, bool) if status is None else status >= 0
         if status is not None:
             st[skip] = status[skip]
@@ -328,8 +330,8 @@ class LineParser(Parser):
         ctx = np.flatnonzero(plan.context) if plan.context is not None else None
         years = plan.years
         seen, pos, k = -1, 0, 0
-        woken = None if plan.wake is None or status is not None else np.flatnonzero(
-            plan.wake | cand)
+        woken = None if plan.wake is None or status is not None or plan.preset is not None \
+            else np.flatnonzero(plan.wake | cand)
         while True:
             if self.is_open() and pos < n and not skip[pos]:
                 i = pos

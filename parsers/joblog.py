@@ -35,11 +35,12 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 
-from parsers import prefilter, progress_batch
+from parsers import fastrows, joblog_preset, prefilter, progress_batch
 from parsers.base import (
     EVENT,
     NOISE,
     NOT_PREPARED,
+    SMALL_CHUNK,
     UNPARSED,
     Emit,
     FileContext,
@@ -50,6 +51,8 @@ from parsers.deepspeed import DeepSpeedMatcher
 from parsers.hf_trainer import TQDM, HfTrainerMatcher
 from parsers.joblog_fast import FastIterations, megatron_iterations, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
+from parsers.joblog_preset import TqdmRows, tqdm_lines
+from parsers.joblog_preset import strip_ansi as _strip_ansi
 from parsers.megatron import MegatronMatcher
 from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.nccl import NcclMatcher
@@ -77,6 +80,7 @@ class Prepared:
     fast: FastIterations | None
     rest: np.ndarray | None = None
     plan: prefilter.ChunkPlan | None = None
+    tqdm: TqdmRows | None = None  #: bar / loss-dict lines (chunks without iteration lines)
 
 
 class JobLogParser(LineParser):
@@ -115,6 +119,8 @@ class JobLogParser(LineParser):
         self._execution_ended = False
         self._emitted = 0
         self._emitted_ts: int | None = None
+        self._marks: fastrows.Marks | None = None  #: per-line lines of a tqdm fast chunk
+        self._states: list[int | None] = []  #: ``_last_ts`` after each of them
 
     # -- sniffing ---------------------------------------------------------------------------
     @classmethod
@@ -165,6 +171,14 @@ class JobLogParser(LineParser):
     # -- per line ---------------------------------------------------------------------------
     def parse_line(self, text: str, line_no: int) -> int:
         """Status of one line (prefixes stripped, matchers in order; ``\\r`` split)."""
+        if self._marks is None:
+            return self._parse_line(text, line_no)
+        self._marks.mark(line_no)
+        st = self._parse_line(text, line_no)
+        self._states.append(self._last_ts)
+        return st
+
+    def _parse_line(self, text: str, line_no: int) -> int:
         if "\r" not in text:
             return self._one(text, line_no)
         best = NOISE
@@ -249,7 +263,9 @@ class JobLogParser(LineParser):
         other lines (only those: no regex pass over the ~99% the fast path takes)."""
         fast = megatron_iterations(lines) if len(lines) > 64 else None
         if fast is None or len(fast.rows) == 0 or not prefilter.enabled():
-            return Prepared(fast)
+            tqdm = tqdm_lines(lines) if len(lines) >= SMALL_CHUNK and prefilter.enabled() \
+                else None
+            return Prepared(fast, tqdm=tqdm)
         taken = np.zeros(len(lines), bool)
         taken[fast.rows] = True
         rest = np.flatnonzero(~taken)
@@ -263,11 +279,18 @@ class JobLogParser(LineParser):
         prep: Prepared = self.prepare(lines) if prepared is NOT_PREPARED else prepared
         fast = prep.fast
         if fast is None or len(fast.rows) == 0:
-            super().parse_chunk(lines, first_line_no)
+            if prep.tqdm is not None:
+                joblog_preset.tqdm_chunk(self, lines, first_line_no, prep.tqdm)
+            else:
+                super().parse_chunk(lines, first_line_no)
             return
         fast_ts, fast_flag, fast_rank, keep = self._fast_prefix(lines, fast)
-        if not keep.any():  # e.g. every line with its own kubectl stamp: the per-line path
-            super().parse_chunk(lines, first_line_no)
+        if not keep.any():  # e.g. every line with its own kubectl stamp
+            kube = fast_flag == 2
+            if kube.any() and prefilter.enabled() and len(lines) >= SMALL_CHUNK:
+                joblog_preset.kube_chunk(self, lines, first_line_no, fast, kube, fast_ts)
+            else:
+                super().parse_chunk(lines, first_line_no)
             return
         rows = fast.rows[keep]
         fast_ts, fast_flag, fast_rank = fast_ts[keep], fast_flag[keep], fast_rank[keep]
@@ -394,6 +417,14 @@ class JobLogParser(LineParser):
         uniq = pre.unique()
         if len(uniq) > 4096:
             keep[idx] = False
+            # ``kubectl logs --timestamps``: every prefix a different RFC3339Nano UTC stamp;
+            # those rows go through ``joblog_preset.kube_chunk`` (flag 2, keep False)
+            g = pl.col("p").str.extract_groups(_V_KUBECTL)
+            kts = pl.DataFrame({"p": pre}).select(
+                fastrows.iso_us(g.struct.field("1"), g.struct.field("2"), 0)).to_series()
+            kts_np = np.asarray(kts.fill_null(_NO_TS).to_numpy(), np.int64)
+            got = kts_np != _NO_TS
+            ts[idx[got]], flag[idx[got]] = kts_np[got], 2
             return ts, flag, rank, keep
         table: dict[str, tuple[int, int, int, bool]] = {}
         rec = Prefix()
@@ -497,15 +528,12 @@ _V_LEVEL_NOISE = (r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*"
                   r"(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[(?:INFO|DEBUG)\] \[[^\]\s]+\] "
                   r"|\[(?:INFO|DEBUG)\|[^\]\s]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> )")
 _V_STAMPED = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d"
+#: a prefix that is only ``kubectl logs --timestamps``' RFC3339Nano UTC stamp (and spaces):
+#: split_prefix reads it as an exact stamp and nothing else (a date that does not exist is
+#: null here and left to split_prefix)
+_V_KUBECTL = r"^(" + fastrows.ISO_SECONDS + r")(?:\.([0-9]{1,9}))?Z +$"
 #: nothing left after the prefixes (a bare ``[default2]:``, an srun label alone): NOISE
 _V_EMPTY = r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*\s*$"
-
-
-def _strip_ansi(part: str) -> str:
-    """Drop the cursor-movement escapes tqdm puts before a redraw (ESC[A, ESC[K)."""
-    while part.startswith(("\x1b[A", "\x1b[K")):
-        part = part[3:]
-    return part
 
 
 PARSERS = [JobLogParser]

@@ -29,11 +29,26 @@ pending row's message (rows are emitted when the next row, a header, or the end 
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any, ClassVar
 
-from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser
+import numpy as np
+import polars as pl
+
+from parsers import fastrows, prefilter
+from parsers.base import (
+    EVENT,
+    NOISE,
+    NOT_PREPARED,
+    SMALL_CHUNK,
+    UNPARSED,
+    FileContext,
+    LineParser,
+)
 from parsers.k8s_common import event_host, split_source
+from parsers.k8s_events_fast import table_rows
+from parsers.schema import EVENTS
 from parsers.timeutil import to_us
 
 _UNIT_S = {"y": 365 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -83,7 +98,11 @@ class K8sEventsParser(LineParser):
         super().__init__(ctx)
         self.cols: list[tuple[str, int]] = []
         self.names: set[str] = set()
-        self.pending: dict[str, Any] | None = None
+        #: the row waiting for continuation lines; an int: the chunk index of a row the fast
+        #: path read (``parse_chunk``), turned into a dict before anything else touches it
+        self.pending: dict[str, Any] | int | None = None
+        self._chunk: list[str] = []  #: the chunk's right-stripped lines (fast path)
+        self._taken: list[int] = []  #: chunk indices of fast rows emitted
         mt = self.ctx.mtime
         self.ref_us: int | None = to_us(mt) if mt is not None else None
 
@@ -122,7 +141,7 @@ class K8sEventsParser(LineParser):
                 self._flush()
                 self.pending = row
                 return EVENT
-        if self.pending is not None and self.cols[-1][0] == "MESSAGE":
+        if isinstance(self.pending, dict) and self.cols[-1][0] == "MESSAGE":
             # A message with newlines (FailedMount's "Mounting command: ..."): tabwriter
             # ends the row at the newline, so the rest of the message follows as raw lines.
             self.pending["message"] += "\n" + line
@@ -133,9 +152,101 @@ class K8sEventsParser(LineParser):
         self._flush()
 
     def _flush(self) -> None:
-        if self.pending is not None:
+        if isinstance(self.pending, int):
+            self._taken.append(self.pending)
+        elif self.pending is not None:
             self.events.add(**self.pending)
-            self.pending = None
+        self.pending = None
+
+    # -- the fast path (parsers/k8s_events_fast.py) ------------------------------------------
+    def parse_chunk(self, lines: pl.Series, first_line_no: int,
+                    prepared: Any = NOT_PREPARED) -> None:
+        """Rows under a known header read by polars; every other line through
+        ``parse_line`` in order, with the pending row handed over as a dict."""
+        if len(lines) < SMALL_CHUNK or not prefilter.enabled():
+            super().parse_chunk(lines, first_line_no, prepared)
+            return
+        stripped = lines.str.strip_chars_end()
+        fast, rows = self._fast_rows(stripped)
+        if rows.is_empty():
+            super().parse_chunk(lines, first_line_no, prepared)
+            return
+        marks = fastrows.Marks(self.events)
+        texts = lines.to_list()
+        self._chunk, self._taken = texts, []
+        note = self.acct.note
+        n = len(texts)
+        fast_idx = np.flatnonzero(fast)
+        i = 0
+        while i < n:
+            if not fast[i]:
+                self._materialise(first_line_no)
+                marks.mark(i + first_line_no)
+                note(self.parse_line(texts[i], i + first_line_no), i + first_line_no, texts[i])
+                i += 1
+                continue
+            j = int(np.searchsorted(fast_idx, i))  # the run of fast lines from i
+            k = j
+            while k + 1 < fast_idx.size and fast_idx[k + 1] == fast_idx[k] + 1:
+                k += 1
+            end = int(fast_idx[k]) + 1
+            if isinstance(self.pending, dict):
+                marks.mark(i + first_line_no, parsed=False)
+            self._flush()
+            self._taken.extend(range(i, end - 1))
+            self.pending = end - 1
+            self.acct.read += end - i
+            self.acct.events += end - i
+            i = end
+        self._materialise(first_line_no)  # the last row may continue in the next chunk
+        taken = np.asarray(self._taken, np.int64)
+        self._chunk, self._taken = [], []
+        pos = np.searchsorted(rows.get_column("i").to_numpy(), taken)
+        self._add_rows(rows[pos], taken + first_line_no, marks)
+
+    def _fast_rows(self, stripped: pl.Series) -> tuple[np.ndarray, pl.DataFrame]:
+        """Fast-path mask and rows of the chunk, header by header (the one in effect at its
+        start, then each header line's)."""
+        maybe = np.flatnonzero(np.asarray(
+            stripped.str.contains("LAST SEEN|LASTSEEN").fill_null(False).to_numpy(), bool))
+        heads = [h for h in maybe.tolist() if is_header(str(stripped[h]))
+                 and "TYPE" in str(stripped[h])]
+        bounds = [0, *heads, len(stripped)]
+        mask = np.zeros(len(stripped), bool)
+        frames = []
+        cols = self.cols
+        for a, b in itertools.pairwise(bounds):
+            if a in heads:
+                cols = [(m.group(0), m.start()) for m in _HEADER_TOKEN.finditer(str(stripped[a]))]
+                a += 1
+            if not cols or b <= a:
+                continue
+            m, rows = table_rows(stripped.slice(a, b - a), cols, self.ref_us,
+                                 self.ctx.host_hint)
+            if rows.height:
+                mask[a:b] = m
+                frames.append(rows.with_columns(pl.col("i") + a))
+        return mask, (pl.concat(frames) if frames else pl.DataFrame())
+
+    def _materialise(self, first: int) -> None:
+        """A fast row still pending becomes the dict ``parse_line`` would have made."""
+        if isinstance(self.pending, int):
+            i = self.pending
+            line = self._chunk[i].rstrip()
+            cells = self._cut(line)
+            assert cells is not None
+            self.pending = self._row(cells, i + first)
+
+    def _add_rows(self, rows: pl.DataFrame, line_no: np.ndarray, marks: fastrows.Marks) -> None:
+        const = {"kind": "k8s_event", "source": self.name, "file": self.ctx.path}
+        frame = rows.select(
+            pl.col("ts").cast(pl.Datetime("us", "UTC")), "ts_flag", "code", "value", "device",
+            "message", "format", "host", "host_from", pl.Series("line_no", line_no),
+            *(pl.lit(v, pl.String).alias(c) for c, v in const.items()),
+            *(pl.lit(None, dt).alias(c) for c, dt in (
+                ("uptime_s", pl.Float64), ("rank", pl.Int32), ("iteration", pl.Int64),
+                ("job_id", pl.String))))
+        fastrows.merge_frame(self.events, marks, frame.select(EVENTS.names), line_no)
 
     def _cut(self, line: str) -> dict[str, str] | None:
         """Cells by the header's column starts, or None if a cut would split a word."""

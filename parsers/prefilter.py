@@ -45,6 +45,10 @@ class ChunkPlan:
     #: bool: while the dialect's ``open_wake`` says so, only these lines (and candidates) can
     #: continue or end its open block; the others are taken by the plan as when it is closed
     wake: np.ndarray | None = None
+    #: int8: the status of a line a vectorised fast path read (its rows built for the chunk,
+    #: parsers/fastrows.py), -1 elsewhere; such a line is no candidate, but still goes through
+    #: ``parse_line`` while a block is open (its fast row is then dropped)
+    preset: np.ndarray | None = None
 
 
 def extra_prefilter(regexes: tuple[str, ...]) -> Prefilter:

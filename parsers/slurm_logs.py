@@ -29,8 +29,18 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from parsers import hostlist, prefilter
-from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser, Parser
+from parsers import fastrows, hostlist, prefilter
+from parsers.base import (
+    EVENT,
+    NOISE,
+    NOT_PREPARED,
+    SMALL_CHUNK,
+    UNPARSED,
+    Emit,
+    FileContext,
+    LineParser,
+    Parser,
+)
 from parsers.message import Fallback, candidates_with_default_noise, peeled_fields
 from parsers.slurm_common import (
     V_ENVELOPE,
@@ -39,6 +49,7 @@ from parsers.slurm_common import (
     parse_envelope,
     strip_level,
 )
+from parsers.slurm_fast import Fast, ctld_fast, slurmd_fast
 from parsers.slurm_messages import CtldMessages, SlurmdMessages
 from parsers.timeutil import YearInference
 
@@ -79,8 +90,43 @@ class _SlurmLogParser(LineParser):
         super().__init__(ctx)
         self.years = YearInference(ctx.mtime, ctx.year)
         self.fallback = Fallback(ctx, skip=(self.own_class,))
+        self._marks: fastrows.Marks | None = None  #: lines read per line (fast chunks)
+
+    # -- the fast path of the bulk lines (parsers/slurm_fast.py) ---------------------------
+    def _fast(self, lines: pl.Series) -> Fast | None:
+        """The dialect's vectorised reading of its bulk lines (None: none)."""
+        return None
+
+    def _fast_chunk(self, lines: pl.Series) -> Fast | None:
+        """Run in ``parse_chunk``, not a chunk ahead in ``prepare``: as fast on 2 cores (polars
+        already uses both) and 25-40 MB less peak RSS on the slurm mix."""
+        if len(lines) < SMALL_CHUNK or not prefilter.enabled():
+            return None
+        return self._fast(lines)
+
+    def parse_chunk(self, lines: pl.Series, first_line_no: int,
+                    prepared: Any = NOT_PREPARED) -> None:
+        fast = self._fast_chunk(lines)
+        plan = self.vector_plan(lines) if fast is not None else None
+        if fast is None or plan is None:
+            super().parse_chunk(lines, first_line_no, None)
+            return
+        status, rows, idx = fast
+        plan.candidate &= status < 0
+        plan.preset = status
+        self._marks = marks = fastrows.Marks(self.events)
+        try:
+            self.parse_planned(lines, first_line_no, plan)
+        finally:
+            self._marks = None
+        if rows is not None:
+            fastrows.merge_frame(self.events, marks,
+                                 rows.with_columns(pl.col("line_no") + first_line_no),
+                                 idx + first_line_no)
 
     def parse_line(self, text: str, line_no: int) -> int:
+        if self._marks is not None:
+            self._marks.mark(line_no)
         if not text.strip():
             return NOISE
         env = parse_envelope(text, self.ctx.tz, self.years)
@@ -178,6 +224,9 @@ class SlurmctldParser(_SlurmLogParser):
     def sniff(cls, head: str, path: str) -> int:
         return _score(head, path, "slurmctld", _CTLD_WORDS, _SLURMD_WORDS)
 
+    def _fast(self, lines: pl.Series) -> Fast | None:
+        return ctld_fast(lines, self.ctx.tz, self.name, self.ctx.path)
+
     def _host(self, host: str | None) -> dict[str, Any]:
         # slurmctld lines are about nodes, never about the controller's own host
         return {"host": host, "host_from": "line"} if host else {"host": None,
@@ -237,6 +286,11 @@ class SlurmdParser(_SlurmLogParser):
 
     def _message(self, env: Envelope, line_no: int) -> int:
         return self._own(self.slurmd, env, line_no)
+
+    def _fast(self, lines: pl.Series) -> Fast | None:
+        hf = self._host(None)
+        return slurmd_fast(lines, self.ctx.tz, self.name, self.ctx.path, hf["host"],
+                           hf["host_from"])
 
 
 PARSERS: list[type[Parser]] = [SlurmctldParser, SlurmdParser]

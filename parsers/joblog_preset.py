@@ -1,0 +1,231 @@
+"""Job-log chunks whose regular lines are read vectorised and preset (``ChunkPlan.preset``).
+
+Two families, each built as the EVENTS rows the per-line path gives and merged into the
+chunk's per-line rows in order (parsers/fastrows.py):
+
+* Megatron iteration lines behind ``kubectl logs --timestamps`` stamps (``kube_chunk``; the
+  vectorised Megatron fields of parsers/joblog_fast.py with the RFC3339Nano stamp read by
+  polars; every prefix differs, so ``JobLogParser._fast_prefix``'s table of prefixes gives up);
+* tqdm bars redrawn with ``\\r`` and HF Trainer loss dicts (``tqdm_chunk``), below.
+
+tqdm bars redrawn with ``\\r`` and HF Trainer loss dicts in a job log, read for a whole chunk.
+
+An HF Trainer job's output is mostly lines like (tqdm/std.py ``format_meter`` and
+``status_printer``: every redraw starts with ``\\r``; transformers/trainer_callback.py
+``ProgressCallback.on_log`` prints ``str(logs)`` through ``tqdm.write``, which clears the bar
+with a line of spaces first)::
+
+    \\r  0%|          | 1/100000 [00:00<22:55:58,  1.21it/s]\\r  0%|   | 2/100000 [...]...
+    \\r<spaces>\\r{'loss': 2.5376, 'grad_norm': 1.0381, 'learning_rate': 1.9e-05, 'epoch': 0.0}
+
+Each non-blank ``\\r`` part is one row (``progress_bar`` / ``hf_log``, see parsers.hf_trainer).
+``tqdm_lines`` takes a line when every part is blank, a bare bar (no description) or a loss
+dict, in patterns narrower than the per-line ones (digits only in ``n/total``, printable ASCII
+after the bar, a plain decimal loss), and no anchor of any recogniser but HfTrainerMatcher is
+in it (so no matcher before it claims a part); the others go through ``parse_line``. The rows'
+stamps (inherited from the lines before) are filled in by ``JobLogParser`` once the chunk's
+per-line lines have been read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from parsers import fastrows, prefilter
+from parsers.anchors import CompiledPrefilter
+from parsers.base import EVENT
+from parsers.joblog_prefix import Prefix, split_prefix
+from parsers.schema import EVENTS
+
+#: a ``parsers.joblog.JobLogParser`` (this module works on its state; joblog imports it)
+JobLogParser = Any
+
+_NO_TS = np.iinfo(np.int64).min  #: as parsers.joblog: no stamp
+
+
+def strip_ansi(part: str) -> str:
+    """Drop the cursor-movement escapes tqdm puts before a redraw (ESC[A, ESC[K)."""
+    while part.startswith(("\x1b[A", "\x1b[K")):
+        part = part[3:]
+    return part
+
+BAR = r"^ *[0-9]{1,3}%\|[^|]*\| *([0-9]{1,15})/([0-9]{1,15}) \[[ -~]*$"
+LOSS = r"^\{'loss': (-?[0-9]{1,15}(?:\.[0-9]{1,15})?)[,}][ -~]*$"
+
+
+@dataclass(frozen=True)
+class TqdmRows:
+    """The chunk's lines read here and their rows (one per non-blank part, in line order)."""
+
+    lines: np.ndarray  #: chunk indices of the lines taken
+    row_line: np.ndarray  #: chunk index of each row's line
+    frame: pl.DataFrame  #: kind, iteration, value, format, message per row
+
+
+@lru_cache(maxsize=8)
+def _others(extra_key: tuple[str, ...]) -> CompiledPrefilter:
+    from parsers.hf_trainer import HfTrainerMatcher
+    from parsers.message import all_recognisers, prefilter_of
+
+    return prefilter_of(all_recognisers(skip=(HfTrainerMatcher,)), claims=True).compiled()
+
+
+def _others_prefilter() -> CompiledPrefilter:
+    from parsers.signature_table import EXTRA
+
+    return _others(tuple(s.id for s in EXTRA))
+
+
+def tqdm_lines(lines: pl.Series) -> TqdmRows | None:
+    """The chunk's bar / loss-dict lines (see module docstring), or None if it has none."""
+    has = lines.str.contains("%|", literal=True) | lines.str.starts_with("{'loss': ")
+    idx = np.flatnonzero(has.fill_null(False).to_numpy())
+    if not idx.size:
+        return None
+    sub = lines.gather(idx)
+    other = np.asarray(_others_prefilter().mask_np(sub), bool)
+    idx, sub = idx[~other], sub.filter(pl.Series(~other))
+    if not idx.size:
+        return None
+    parts = (pl.DataFrame({"i": idx, "l": sub})
+             .with_columns(pl.col("l").str.split("\r")).explode("l")
+             .with_columns(pl.col("l").str.contains(r"^ *$").alias("blank"),
+                           pl.col("l").str.extract_groups(BAR).alias("bar"),
+                           pl.col("l").str.extract(LOSS, 1).alias("loss"))
+             .unnest("bar").rename({"1": "n", "2": "total"}))
+    ok = pl.col("blank") | pl.col("n").is_not_null() | pl.col("loss").is_not_null()
+    lines_ok = (parts.group_by("i", maintain_order=True)
+                .agg(ok.all().alias("ok"), (~pl.col("blank")).any().alias("any"))
+                .filter(pl.col("ok") & pl.col("any")).get_column("i"))
+    if not len(lines_ok):
+        return None
+    rows = (parts.filter(pl.col("i").is_in(lines_ok.implode()) & ~pl.col("blank"))
+            .select("i", pl.col("l").alias("message"),
+                    pl.when(pl.col("n").is_not_null()).then(pl.lit("progress_bar"))
+                    .otherwise(pl.lit("hf_log")).alias("kind"),
+                    pl.col("n").cast(pl.Int64).alias("iteration"),
+                    pl.coalesce(pl.col("total"), pl.col("loss")).cast(pl.Float64)
+                    .alias("value"),
+                    pl.when(pl.col("n").is_not_null()).then(pl.lit("tqdm"))
+                    .otherwise(pl.lit("hf_trainer")).alias("format")))
+    return TqdmRows(np.asarray(lines_ok.to_numpy(), np.int64),
+                    np.asarray(rows.get_column("i").to_numpy(), np.int64), rows.drop("i"))
+
+
+def stamp_of(p: JobLogParser, text: str) -> int | None:
+    """What ``set_context`` would set ``_last_ts`` to (None: the line has no stamp)."""
+    ts = None
+    for part in text.split("\r") if "\r" in text else (text,):
+        r = split_prefix(strip_ansi(part), p.ctx.tz, Prefix())
+        if r.ts is not None and r.flag is not None:
+            ts = r.ts
+    return ts
+
+
+def with_preset(p: JobLogParser, lines: pl.Series, first: int, taken: np.ndarray
+                ) -> tuple[prefilter.ChunkPlan, fastrows.Marks, list[int | None]]:
+    """The chunk through the prefilter's plan with the lines ``taken`` preset EVENT (their
+    rows built vectorised by the caller): the plan, which lines went through
+    ``parse_line`` and ``_last_ts`` after each."""
+    plan = p.vector_plan(lines)
+    assert plan is not None
+    status = np.full(len(lines), -1, np.int8)
+    status[taken] = EVENT
+    plan.candidate &= status < 0
+    plan.preset = status
+    p._marks, p._states = fastrows.Marks(p.events), []
+    try:
+        p.parse_planned(lines, first, plan)
+        return plan, p._marks, p._states
+    finally:
+        p._marks, p._states = None, []
+
+
+def kube_chunk(p: JobLogParser, lines: pl.Series, first: int, fast: Any, kube: np.ndarray,
+                ts: np.ndarray) -> None:
+    """Iteration lines behind a kubectl stamp (``_fast_prefix``), as EVENTS rows in
+    per-line order -- what the per-line path gives them (not compact progress rows)."""
+    rows = fast.rows[kube]
+    _, marks, _ = with_preset(p, lines, first, rows)
+    k = rows.size
+    cols = {
+        "ts": pa.array(ts[kube], pa.int64()),
+        "ts_flag": pa.array(["exact"] * k, pa.string()),
+        "host": pa.array([p._path_host] * k, pa.string()),
+        "host_from": pa.array([p._path_host_from] * k, pa.string()),
+        "source": pa.array([p.name] * k, pa.string()),
+        "format": pa.array(["megatron"] * k, pa.string()),
+        "kind": pa.array(["iteration"] * k, pa.string()),
+        "job_id": pa.array([p.ctx.job_hint] * k, pa.string()),
+        "iteration": pa.array(fast.iteration[kube]),
+        "value": pa.array(fast.value[kube]),
+        "file": pa.array([p.ctx.path] * k, pa.string()),
+        "line_no": pa.array(rows + first),
+    }
+    arrays = [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(k, f.type)
+              for f in EVENTS]
+    fastrows.merge(p.events, marks, pa.RecordBatch.from_arrays(arrays, schema=EVENTS),
+                   rows + first)
+
+
+def tqdm_chunk(p: JobLogParser, lines: pl.Series, first: int, t: TqdmRows) -> None:
+    """The chunk with its bar / loss-dict lines preset (rows built by polars), the other
+    candidates per line; rows merged in per-line order (parsers/fastrows.py)."""
+    start = p._last_ts
+    plan, marks, states = with_preset(p, lines, first, t.lines)
+    ts = _inherited(p, lines, first, plan, t.lines, marks, states, start)
+    row_ts = ts[np.searchsorted(t.lines, t.row_line)]
+    missing = row_ts == _NO_TS
+    const = {"host": p._path_host, "host_from": p._path_host_from, "source": p.name,
+             "job_id": p.ctx.job_hint, "file": p.ctx.path}
+    frame = t.frame.with_columns(
+        pl.Series("ts", row_ts).set(pl.Series(missing), None)
+        .cast(pl.Datetime("us", "UTC")),
+        pl.Series("ts_flag", np.where(missing, "missing", "inherited")),
+        pl.Series("line_no", t.row_line + first),
+        *(pl.lit(v, pl.String).alias(c) for c, v in const.items()),
+        *(pl.lit(None, dt).alias(c) for c, dt in (
+            ("uptime_s", pl.Float64), ("rank", pl.Int32), ("code", pl.String),
+            ("device", pl.String))))
+    fastrows.merge_frame(p.events, marks, frame.select(EVENTS.names), t.row_line + first)
+
+
+def _inherited(p: JobLogParser, lines: pl.Series, first: int, plan: prefilter.ChunkPlan,
+               fast: np.ndarray, marks: fastrows.Marks, states: list[int | None],
+               start: int | None) -> np.ndarray:
+    """``_last_ts`` as the per-line path has it at each fast line (``_NO_TS``: none):
+    the state after the last line read per line before it, unless a stamped context line
+    Python did not read comes after that one (then that line's stamp)."""
+    parsed = np.asarray(marks.parsed, np.int64) - first
+    ctx = np.setdiff1d(np.flatnonzero(plan.context), parsed) if plan.context is not None \
+        else None
+    state = np.array([_NO_TS if s is None else s for s in states], np.int64)
+    # a sentinel first entry: the state at the chunk's start, "read" at line -1
+    parsed = np.concatenate(([-1], parsed))
+    state = np.concatenate(([_NO_TS if start is None else start], state))
+    pi = np.searchsorted(parsed, fast) - 1  # >= 0: every fast line is after line -1
+    out = state[pi].astype(np.int64)
+    if ctx is None:
+        return out
+    ci = np.searchsorted(ctx, fast) - 1
+    bound = parsed[pi]
+    use = (ci >= 0) & (ctx[np.maximum(ci, 0)] > bound) if ctx.size else ci < -1
+    memo: dict[int, int | None] = {}
+    for j in np.flatnonzero(use).tolist():
+        c, b = int(ci[j]), int(bound[j])
+        if c not in memo:
+            k, got = c, None
+            while k >= 0 and ctx[k] > b and got is None:
+                got = stamp_of(p, str(lines[int(ctx[k])]))
+                k -= 1
+            memo[c] = got
+        got = memo[c]
+        if got is not None:
+            out[j] = got
+    return out

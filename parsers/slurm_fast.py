@@ -1,0 +1,182 @@
+"""The slurmctld lines a busy controller prints by the hundred thousand, read for a whole chunk.
+
+A controller's log is mostly five families (src/slurmctld/job_scheduler.c, job_mgr.c,
+src/plugins/sched/backfill/backfill.c, proc_req.c; lines of a real Slurm 22.05.8 in
+sample_logs/real_formats/slurm/), each line one row or none:
+
+* ``sched: Allocate JobId=12 NodeList=n[1-4] #CPUs=8 Partition=gpu``  -> job_start
+* ``sched/backfill: _start_job: Started JobId=12 in gpu on n[1-4]``    -> job_start
+* ``_job_complete: JobId=12 WEXITSTATUS 0`` / ``... done``             -> job_end
+* ``Time limit exhausted for JobId=12``                                 -> job_time_limit
+* ``_slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=12 uid 1000``          -> job_cancel
+* ``_slurm_rpc_submit_batch_job: JobId=12 InitPrio=4294 usec=331``     -> noise
+
+``ctld_fast`` finds them with Rust regexes and builds their rows as ``CtldMessages`` and
+``SlurmctldParser`` would (see ``parsers.fastrows`` for how the rows are put in order).
+
+The fast patterns are narrower than the per-line ones, so a line they take is one whose
+per-line result they know exactly; anything else (a zone or comma in the stamp, array job ids,
+a program prefix, non-ASCII text, a second stamp glued into the line, ``job_complete: requeue``
+anywhere, an exit code of more than 15 digits) is left to ``parse_line``:
+
+* the stamp is the ``[ISO]`` envelope without a zone, read in ``--tz`` only when that zone has a
+  fixed offset (``assumed_tz``), and its date must exist;
+* the whole line is printable ASCII, so Python's ``\\S`` and ``str.strip`` mean what the Rust
+  classes used here mean;
+* a submit line is noise only when no other recogniser has an anchor in it (the message layer
+  reads it after ``CtldMessages`` in the per-line path), checked with that layer's prefilter.
+"""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+from functools import lru_cache
+
+import numpy as np
+import polars as pl
+
+from parsers.anchors import CompiledPrefilter
+from parsers.base import EVENT, NOISE
+from parsers.fastrows import ISO_SECONDS, fixed_offset_us, iso_us
+from parsers.schema import EVENTS
+
+_ENV = r"^\[(" + ISO_SECONDS + r")(?:\.([0-9]{1,9}))?\] ([ -~]*)$"
+_EMBEDDED = r"\[[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
+_JOB = r"JobId=([0-9]+)"
+_ALLOCATE = r"^sched: Allocate " + _JOB + r" NodeList=([!-~]+)(?: |$)"
+_BACKFILL = r"^sched/backfill: _start_job: Started " + _JOB + r" in [!-~]+ on ([!-~]+)(?: |$)"
+_COMPLETE = r"^_job_complete: " + _JOB + r" (.+)$"
+_TIMELIMIT = r"^Time limit exhausted for " + _JOB + r"$"
+_KILL = r"^_slurm_rpc_kill_job: REQUEST_KILL_JOB " + _JOB + r" uid ([0-9]+)$"
+_SUBMIT = r"^_slurm_rpc_submit_batch_job: JobId=[0-9]+ InitPrio=[0-9]+ usec=[0-9]+$"
+_LAUNCH = (r"^launch task StepId=([0-9]+)\.([A-Za-z0-9_]+) request from UID:[0-9]+ GID:[0-9]+ "
+           r"HOST:[0-9.]+ PORT:[0-9]+$")
+_BATCH = r"^Launching batch job ([0-9]+) for UID [0-9]+$"
+_DONE = r"^\[([0-9]+)\.([A-Za-z0-9_]+)\] done with job$"
+
+
+@lru_cache(maxsize=8)
+def _others(extra_key: tuple[str, ...]) -> CompiledPrefilter:
+    from parsers.message import all_recognisers, prefilter_of
+    from parsers.slurm_messages import CtldMessages
+
+    return prefilter_of(all_recognisers(skip=(CtldMessages,)), claims=True).compiled()
+
+
+def _layer_prefilter() -> CompiledPrefilter:
+    """Anchors of every recogniser but ``CtldMessages`` (and ``--rules`` signatures)."""
+    from parsers.signature_table import EXTRA
+
+    return _others(tuple(s.id for s in EXTRA))
+
+
+#: (status per line, int8: EVENT/NOISE for the lines read here, -1 elsewhere; their rows, every
+#: EVENTS column in polars, line_no the chunk index; the chunk index of each row)
+Fast = tuple[np.ndarray, pl.DataFrame | None, np.ndarray]
+
+
+def _envelope(lines: pl.Series, off: int) -> pl.DataFrame:
+    """Chunk index, stamp (epoch us) and message of the lines with a plain ``[ISO]``
+    envelope (see module docstring)."""
+    return (pl.DataFrame({"l": lines}).with_row_index("i")
+            .with_columns(pl.col("l").str.extract_groups(_ENV).alias("g"))
+            .unnest("g").rename({"1": "stamp", "2": "frac", "3": "msg"})
+            .filter(pl.col("msg").is_not_null())
+            .filter(~pl.col("msg").str.contains(_EMBEDDED))
+            .with_columns(iso_us(pl.col("stamp"), pl.col("frac"), off).alias("ts"))
+            .filter(pl.col("ts").is_not_null())
+            .select("i", "ts", "msg"))
+
+
+def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str) -> Fast | None:
+    """``Fast`` for a slurmctld log's chunk, or None when the file's zone has no fixed
+    offset."""
+    off = fixed_offset_us(tz)
+    if off is None:
+        return None
+    n = len(lines)
+    status = np.full(n, -1, np.int8)
+    env = _envelope(lines, off)
+    if not env.height:
+        return status, None, np.zeros(0, np.int64)
+    msg = pl.col("msg")
+    parts = []
+    for rx, start in ((_ALLOCATE, "sched: Allocate "), (_BACKFILL, "sched/backfill: ")):
+        parts.append(env.filter(msg.str.starts_with(start)).select(
+            "i", "ts", "msg", msg.str.extract_groups(rx).alias("g"))
+            .unnest("g").filter(pl.col("1").is_not_null())
+            .select("i", "ts", "msg", pl.lit("job_start").alias("kind"),
+                    pl.col("1").alias("job_id"),
+                    pl.col("2").alias("code"), pl.lit(None, pl.Float64).alias("value")))
+    done = (env.filter(msg.str.starts_with("_job_complete: ")
+                       & ~msg.str.contains("job_complete: requeue ", literal=True))
+            .select("i", "ts", "msg", msg.str.extract_groups(_COMPLETE).alias("g"))
+            .unnest("g").filter(pl.col("1").is_not_null())
+            .with_columns(pl.col("2").str.strip_chars(" ").alias("code"))
+            .with_columns(pl.col("code").str.extract(r"([0-9]+)$", 1).alias("num"))
+            .filter(pl.col("num").is_null() | (pl.col("num").str.len_bytes() <= 15))
+            .select("i", "ts", "msg", pl.lit("job_end").alias("kind"),
+                    pl.col("1").alias("job_id"), "code",
+                    pl.col("num").cast(pl.Float64).alias("value")))
+    parts.append(done)
+    parts.append(env.filter(msg.str.starts_with("Time limit exhausted for ")).select(
+        "i", "ts", "msg", pl.lit("job_time_limit").alias("kind"),
+        msg.str.extract(_TIMELIMIT, 1).alias("job_id"), pl.lit(None, pl.String).alias("code"),
+        pl.lit(None, pl.Float64).alias("value")).filter(pl.col("job_id").is_not_null()))
+    parts.append(env.filter(msg.str.starts_with("_slurm_rpc_kill_job: ")).select(
+        "i", "ts", "msg", msg.str.extract_groups(_KILL).alias("g")).unnest("g")
+        .filter(pl.col("1").is_not_null())
+        .select("i", "ts", "msg", pl.lit("job_cancel").alias("kind"),
+                pl.col("1").alias("job_id"), pl.col("2").alias("code"),
+                pl.lit(None, pl.Float64).alias("value")))
+    rows = pl.concat(parts).sort("i")
+    submit = env.filter(msg.str.contains(_SUBMIT)).get_column("i").to_numpy()
+    if submit.size:
+        other = _layer_prefilter().mask_np(lines.gather(submit))
+        status[submit[~np.asarray(other, bool)]] = NOISE
+    return _result(status, rows, source, path, None, "unknown")
+
+
+def slurmd_fast(lines: pl.Series, tz: tzinfo, source: str, path: str, host: str | None,
+                host_from: str) -> Fast | None:
+    """``ctld_fast`` for a slurmd log (src/slurmd/slurmd/req.c ``launch task StepId=%ps
+    request from UID:%u GID:%u HOST:%s PORT:%hu``, ``Launching batch job %u for UID %u``;
+    slurmstepd's ``[%ps] done with job``): step_start / step_end rows on the log's node."""
+    off = fixed_offset_us(tz)
+    if off is None:
+        return None
+    status = np.full(len(lines), -1, np.int8)
+    env = _envelope(lines, off)
+    if not env.height:
+        return status, None, np.zeros(0, np.int64)
+    msg = pl.col("msg")
+    rows = pl.concat([
+        env.filter(msg.str.starts_with(start)).select(
+            "i", "ts", "msg", msg.str.extract_groups(rx).alias("g")).unnest("g")
+        .filter(pl.col("1").is_not_null())
+        .select("i", "ts", "msg", pl.lit(kind).alias("kind"), pl.col("1").alias("job_id"),
+                (pl.col("2") if code is None else pl.lit(code)).alias("code"),
+                pl.lit(None, pl.Float64).alias("value"))
+        for start, rx, kind, code in (
+            ("launch task ", _LAUNCH, "step_start", None),
+            ("Launching batch job ", _BATCH, "step_start", "batch"),
+            ("[", _DONE, "step_end", None))]).sort("i")
+    return _result(status, rows, source, path, host, host_from)
+
+
+def _result(status: np.ndarray, rows: pl.DataFrame, source: str, path: str,
+            host: str | None, host_from: str) -> Fast:
+    idx = rows.get_column("i").to_numpy().astype(np.int64)
+    status[idx] = EVENT
+    if not rows.height:
+        return status, None, idx
+    const = {"ts_flag": "assumed_tz", "host": host, "host_from": host_from, "source": source,
+             "format": source, "file": path}
+    frame = rows.select(
+        pl.col("ts").cast(pl.Datetime("us", "UTC")), "kind", "job_id", "code", "value",
+        pl.col("msg").alias("message"), pl.col("i").cast(pl.Int64).alias("line_no"),
+        *(pl.lit(v, pl.String).alias(c) for c, v in const.items()),
+        *(pl.lit(None, dt).alias(c) for c, dt in (
+            ("uptime_s", pl.Float64), ("rank", pl.Int32), ("iteration", pl.Int64),
+            ("device", pl.String))))
+    return status, frame.select(EVENTS.names), idx
