@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from parsers.base import Accounting
 from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile, ReadStats
+from parsers.remote import process_local
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
 from pipeline.ingest import parallel, parts, unknown
 from pipeline.ingest import ruletable as rules_mod
@@ -112,10 +113,12 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
               source: str | None, jobs: int | None, scheduler: str | None
               ) -> Iterator[tuple[InputFile, FileResult]]:
     """Each file's result, in input order: read here, or by workers (``jobs`` > 1 or a
-    Dask ``scheduler``) and replayed here. Quarantined and duplicate files, and streams
-    (stdin, FIFOs: read once, by this process), are never sent to a worker."""
+    Dask ``scheduler``) and replayed here. Quarantined and duplicate files, streams
+    (stdin, FIFOs: read once, by this process) and ``memory://`` URLs (this process's memory)
+    are never sent to a worker."""
     remote = [f for f in files if f.stream is None and not prints[f.display].quarantined
-              and not prints[f.display].duplicate_of]
+              and not prints[f.display].duplicate_of
+              and not (f.url is not None and process_local(f.url))]
     if jobs is None:
         jobs = parallel.auto_jobs(remote)
     if scheduler is None and (jobs <= 1 or len(remote) <= 1):
