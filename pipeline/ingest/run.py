@@ -12,7 +12,8 @@ Writes into ``out``:
   ``classified_events``.
 
 Memory stays bounded: parsers hand over Arrow batches per chunk and they go straight to the
-Parquet writer and DuckDB. Kernel lines stamped only with uptime are anchored here, per host,
+Parquet writer (and the narrow progress rows to DuckDB); DuckDB loads the other events from
+events.parquet at the end (sink.py), under ``DUCKDB_MEMORY``. Kernel lines stamped only with uptime are anchored here, per host,
 when another line of that host carries both wall time and uptime (syslog's
 ``kernel: [12345.678]`` lines).
 """
@@ -40,6 +41,9 @@ from pipeline.ingest.dedup import Fingerprint, survey
 from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
+#: DuckDB's buffer pool while ingesting (its default, 80% of RAM, let it keep the whole events
+#: table: peak RSS grew with the events); what does not fit spills to ``tormortem.duckdb.tmp/``
+DUCKDB_MEMORY = "256MB"
 ProgressFn = Callable[[InputFile, int], None]
 
 
@@ -76,6 +80,7 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
     ``jobs`` > 1 parses files in that many processes (None: ``parallel.auto_jobs``),
     ``scheduler`` (``tcp://HOST:PORT``) on a Dask cluster (``parallel.py``); the output is the
     same as with one (``parts.py``)."""
+    parts.returning_pool()
     rules = rules_mod.load_rules(extra_rules or [])  # fail early on a bad rules file
     rules_mod.activate_text_rules(rules)
     out.mkdir(parents=True, exist_ok=True)
@@ -85,6 +90,7 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
             p.unlink()
     con = duckdb.connect(str(db_path))
     try:
+        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
         ev = EventSink(out, con)
         rec = ParquetSink(out / "attempts.parquet", ATTEMPTS)
         result = IngestResult(out)

@@ -19,9 +19,10 @@ Why events_raw is loaded at the end rather than appended to group by group: Duck
 kept what hundreds of separate appends to a table of a file-backed database wrote, and its
 checkpoint at ``close`` needed several times the table's size: peak RSS grew with the number
 of events (slurm mix: 1,081 MiB at 542 MB with ``--jobs 1``, 2.7 GiB at 1.08 GB with
-``--jobs 2``), 373 MiB without those appends. One INSERT of a stream of the same batches,
-in the same order (so the same rows and the same rowids, which are ``event_id``), writes its
-row groups as they fill and stays flat. The narrow ``progress`` rows are still appended group
+``--jobs 2``), 373 MiB without those appends. One INSERT that DuckDB reads from events.parquet itself, in file order
+(so the same rows and the same rowids, which are ``event_id``), under the connection's
+``memory_limit`` (``run.DUCKDB_MEMORY``) stays flat: 340-353 MiB for 0.5-1 GiB of slurm logs
+(an INSERT from an Arrow stream of the same batches still held ~300 MiB per million rows). The narrow ``progress`` rows are still appended group
 by group: they are small and their peak stayed flat (megatron mix, 365-387 MiB to 1 GiB).
 
 ``events_view_sql`` puts the two back together as the view ``events``, so a user (and the
@@ -49,7 +50,7 @@ from parsers.schema import EVENTS
 
 GROUP_ROWS = 1 << 17  #: EVENTS rows gathered before one write (Parquet row group, DuckDB)
 PROGRESS_GROUP_ROWS = 1 << 19  #: progress rows gathered before one write (~20 MB narrow)
-QUEUE_BYTES = 256 << 20  #: batches waiting for the writer thread, at most (bounds memory)
+QUEUE_BYTES = 64 << 20  #: batches waiting for the writer thread, at most (bounds memory)
 
 
 class ParquetSink:
@@ -250,27 +251,16 @@ class EventSink:
         self.pending, self.pending_rows = [], 0
 
     def _load_events(self) -> None:
-        """``events_raw`` from the row groups of the closed events.parquet that ``_flush``
-        wrote, streamed in their order (what appending each group did, row for row)."""
-        pf = pq.ParquetFile(self.parquet.path)
-        try:
-            starts, at = {a for a, _ in self.event_rows}, 0
-            groups, want = [], iter(self.event_rows)
-            stop = -1
-            for i in range(pf.metadata.num_row_groups):  # a write's rows: whole row groups
-                if at in starts:
-                    stop = next(b for a, b in want if a == at)
-                if at < stop:
-                    groups.append(i)
-                at += pf.metadata.row_group(i).num_rows
-            batches = (b if b.schema.equals(EVENTS) else b.cast(EVENTS)
-                       for b in pf.iter_batches(batch_size=GROUP_ROWS, row_groups=groups))
-            reader = pa.RecordBatchReader.from_batches(EVENTS, batches)
-            self.cur.register("events_arrow", reader)
-            self.cur.execute("INSERT INTO events_raw SELECT * FROM events_arrow")
-            self.cur.unregister("events_arrow")
-        finally:
-            pf.close()
+        """``events_raw`` from the rows of the closed events.parquet that ``_flush`` wrote,
+        read by DuckDB itself in file order (what appending each group did, row for row)."""
+        path = str(self.parquet.path).replace("'", "''")
+        if sum(b - a for a, b in self.event_rows) == self.parquet.rows:  # no progress rows
+            self.cur.execute(f"INSERT INTO events_raw SELECT * FROM read_parquet('{path}')")
+            return
+        where = " OR ".join(f"file_row_number BETWEEN {a} AND {b - 1}"
+                            for a, b in self.event_rows)
+        self.cur.execute("INSERT INTO events_raw SELECT * EXCLUDE (file_row_number) FROM "
+                         f"read_parquet('{path}', file_row_number = true) WHERE {where}")
 
     def close(self) -> int:
         """Finish writing; fill ``progress_groups``. Returns the number of event rows."""
