@@ -13,9 +13,9 @@ Writes into ``out``:
 
 Memory stays bounded: parsers hand over Arrow batches per chunk and they go straight to the
 Parquet writer (and the narrow progress rows to DuckDB); DuckDB loads the other events from
-events.parquet at the end (sink.py), under ``DUCKDB_MEMORY``. Kernel lines stamped only with uptime are anchored here, per host,
-when another line of that host carries both wall time and uptime (syslog's
-``kernel: [12345.678]`` lines).
+events.parquet at the end (sink.py), under ``DUCKDB_MEMORY``. Kernel lines stamped only with
+uptime are anchored here, per host, when another line of that host carries both wall time and
+uptime (syslog's ``kernel: [12345.678]`` lines).
 """
 
 from __future__ import annotations

@@ -5,25 +5,26 @@ parsing) takes two kinds of batch:
 
 * EVENTS batches -> events.parquet; the DuckDB table ``events_raw`` (ingest anchors
   uptime stamps and renames it ``events_other``) is loaded from those row groups of
-  events.parquet at ``close`` (``_load_events``), in one streamed INSERT;
+  events.parquet at ``close`` (``_load_events``: DuckDB's read_parquet, one INSERT);
 * compact PROGRESS batches (parsers/progress_batch.py: the bulk Megatron iteration rows)
   -> events.parquet expanded to EVENTS, and the narrow DuckDB table ``progress`` (ts,
   iteration, value, line_no, grp); what rows share -- the batch's constants, ts_flag and rank
   -- goes once per group into ``progress_groups``.
 
 Both are gathered into large groups (``GROUP_ROWS``, ``PROGRESS_GROUP_ROWS``) before they are
-written: one Parquet row group and one DuckDB append per group, which costs a fraction of
-writing every 8 MiB chunk's rows separately.
+written: one Parquet row group (and, for progress rows, one DuckDB append) per group, which
+costs a fraction of writing every 8 MiB chunk's rows separately.
 
-Why events_raw is loaded at the end rather than appended to group by group: DuckDB (2.0)
-kept what hundreds of separate appends to a table of a file-backed database wrote, and its
-checkpoint at ``close`` needed several times the table's size: peak RSS grew with the number
-of events (slurm mix: 1,081 MiB at 542 MB with ``--jobs 1``, 2.7 GiB at 1.08 GB with
-``--jobs 2``), 373 MiB without those appends. One INSERT that DuckDB reads from events.parquet itself, in file order
-(so the same rows and the same rowids, which are ``event_id``), under the connection's
-``memory_limit`` (``run.DUCKDB_MEMORY``) stays flat: 340-353 MiB for 0.5-1 GiB of slurm logs
-(an INSERT from an Arrow stream of the same batches still held ~300 MiB per million rows). The narrow ``progress`` rows are still appended group
-by group: they are small and their peak stayed flat (megatron mix, 365-387 MiB to 1 GiB).
+Why events_raw is loaded at the end rather than appended to group by group: DuckDB (2.0) kept
+what hundreds of separate appends to a table of a file-backed database wrote, and its
+checkpoint at ``close`` needed several times the table's size: peak RSS grew with the number of
+events (slurm mix: 1,081 MiB at 542 MB with ``--jobs 1``, 2.7 GiB at 1.08 GB with ``--jobs
+2``), 373 MiB without those appends. One INSERT that DuckDB reads from events.parquet itself,
+in file order (so the same rows and the same rowids, which are ``event_id``), under the
+connection's ``memory_limit`` (``run.DUCKDB_MEMORY``) stays flat: 340-353 MiB for 0.5-1 GiB of
+slurm logs (an INSERT from an Arrow stream of the same batches still held ~300 MiB per million
+rows). The narrow ``progress`` rows are still appended group by group: they are small and their
+peak stayed flat (megatron mix, 365-387 MiB to 1 GiB).
 
 ``events_view_sql`` puts the two back together as the view ``events``, so a user (and the
 pipeline) sees one events table with the EVENTS columns, while the database stores the 99%
