@@ -20,7 +20,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from parsers.inputs import InputFile
+from parsers import remote
+from parsers.inputs import InputFile, Stream
 
 PIECE = 64 << 10  #: bytes decompressed per call: what a damaged spot can take with it
 MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
@@ -113,6 +114,10 @@ def open_binary(src: Path | InputFile) -> Any:
     if f.stream is not None:
         raw: Any = f.stream.open()
         magic = f.stream.peek(6)
+    elif f.url is not None:  # read once, its head kept: no seek (an HTTP stream has none)
+        stream = Stream(remote.open_raw(f.url), owned=True)
+        magic = stream.peek(6)
+        raw = stream.open()
     else:
         raw = open(f.path, "rb")  # noqa: SIM115 - returned to the caller
         magic = raw.read(6)

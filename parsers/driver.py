@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from parsers import progress_batch, registry
+from parsers import progress_batch, registry, remote
 from parsers.base import Accounting, DocumentParser, FileContext, LineParser, Parser
 from parsers.filecheck import looks_binary, read_head_or_note, unparsed_lines, with_notes
 from parsers.reader import (
@@ -51,10 +51,13 @@ class FileResult:
 
 
 def _ctx(f: InputFile, tz: tzinfo, year: int | None) -> FileContext:
-    try:
-        mtime = datetime.fromtimestamp(os.stat(f.path).st_mtime, UTC)
-    except OSError:
-        mtime = None
+    if f.url is not None:
+        mtime = remote.stat(f.url)[1]
+    else:
+        try:
+            mtime = datetime.fromtimestamp(os.stat(f.path).st_mtime, UTC)
+        except OSError:
+            mtime = None
     return FileContext.for_path(f.display, tz, mtime, year)
 
 
@@ -142,6 +145,9 @@ def _small(path: Path | InputFile, chunk_bytes: int) -> bool:
     f = path if isinstance(path, InputFile) else InputFile(path, str(path))
     if f.stream is not None:
         return False
+    if f.url is not None:
+        size = remote.stat(f.url)[0]
+        return size is not None and size <= chunk_bytes
     try:
         return os.stat(f.path).st_size <= chunk_bytes
     except OSError:

@@ -14,6 +14,9 @@ Choices, so that no input hangs the run or vanishes without a word:
   ``tormortem.duckdb``), and our hidden lock and staging entries (``.tormortem*``). All are
   counted in ``Inputs.skipped``; ``Inputs.own_outputs`` names the output folders found.
 * A path named explicitly is always read, whatever its name.
+* A URL (``s3://``, ``http://``, ``file://``, ... any fsspec protocol) is expanded by
+  ``parsers.remote`` with the same rules for a directory's entries (an output folder is known
+  by its ``manifest.json`` or ``tormortem.duckdb``; its JSON files are skipped by name).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
+
+from parsers import remote
 
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
 _SKIP_SUFFIXES = {".parquet", ".duckdb", ".wal", ".png", ".pdf", ".html", ".pyc"}
@@ -47,8 +52,9 @@ class Stream:
     """A source that can be read once (standard input, a FIFO): the head is kept when sniffed,
     and the one full read replays it before the rest."""
 
-    def __init__(self, raw: BinaryIO) -> None:
+    def __init__(self, raw: BinaryIO, *, owned: bool = False) -> None:
         self.raw = raw
+        self.owned = owned  #: close ``raw`` when the read is done (a URL's reader)
         self.head = b""
         self.eof = False
         self.opened = False
@@ -92,7 +98,8 @@ class _Replay:
         return len(data)
 
     def close(self) -> None:
-        pass
+        if self.s.owned:
+            self.s.raw.close()
 
     def __enter__(self) -> _Replay:
         return self
@@ -106,6 +113,19 @@ class InputFile:
     path: Path
     display: str  #: the path as shown to the user and stored in ``file`` columns
     stream: Stream | None = field(default=None, compare=False)  #: stdin or a named FIFO
+    url: str | None = None  #: an fsspec URL (``parsers.remote``); ``path`` is then not local
+
+
+def input_size(f: InputFile) -> int:
+    """Bytes of a file or URL (0 for a stream, or when it cannot be asked)."""
+    if f.stream is not None:
+        return 0
+    if f.url is not None:
+        return remote.stat(f.url)[0] or 0
+    try:
+        return f.path.stat().st_size
+    except OSError:
+        return 0
 
 
 def stdin_input() -> InputFile:
@@ -131,6 +151,12 @@ def find_inputs(paths: list[str]) -> Inputs:
                 raise InputError("- (standard input) is named twice; name it once")
             res.files.append(stdin_input())
             continue
+        if remote.is_url(given):
+            for u in _urls(given, res):
+                if Path(u) not in seen:
+                    seen.add(Path(u))
+                    res.files.append(InputFile(Path(u), u, url=u))
+            continue
         if os.path.lexists(given):
             candidates = [Path(given)]
         else:
@@ -154,6 +180,27 @@ def expand_inputs(paths: list[str], skipped: list[str] | None = None) -> list[In
     if skipped is not None:
         skipped.extend(res.skipped)
     return res.files
+
+
+def _urls(given: str, res: Inputs) -> list[str]:
+    def skip(rel: str, names: set[str]) -> bool:
+        parts = rel.strip("/").split("/")
+        name = parts[-1]
+        if any(d in _SKIP_DIRS or d.startswith(OWN_PREFIX) for d in parts[:-1]) \
+                or name.startswith(OWN_PREFIX):
+            return True
+        own = MANIFEST in names or "tormortem.duckdb" in names
+        suffix = os.path.splitext(name)[1].lower()
+        if suffix in _SKIP_SUFFIXES or suffix in _DOC_SUFFIXES or (own and (
+                name in _OUTPUT_JSON or (name.startswith("rates-") and name.endswith(".json")))):
+            res.skipped.append(given.rstrip("/") + "/" + rel.strip("/"))
+            return True
+        return False
+
+    try:
+        return remote.expand(given, skip)
+    except remote.RemoteError as e:
+        raise InputError(str(e)) from None
 
 
 def _what(mode: int) -> str | None:

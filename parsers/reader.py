@@ -9,7 +9,8 @@ Choices that keep a run finite and bounded (what ``ReadStats`` reports back):
 
 * A plain file is read up to its size when it was first opened (``ReadStats.limit``, else
   ``fstat`` at opening): a live log that keeps growing is read as it was then, not chased
-  (``grew`` says it changed).
+  (``grew`` says it changed). A URL (``parsers.remote``) is read up to ``limit`` if given
+  (its size when surveyed), else to its end.
 * A line is cut once more than ``MAX_LINE_BYTES`` of it have been read without a newline: the
   first ``MAX_LINE_BYTES`` stay one line, the rest of it up to the next newline is counted in
   ``cut_bytes`` and not kept (a 400 MB file without newlines is read in bounded memory).
@@ -165,9 +166,11 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
     skipping = False  #: inside a line already cut at MAX_LINE_BYTES: drop up to its newline
     pool: list[bytearray] = []
     with open_binary(f) as fh:
-        plain = f.stream is None and not isinstance(fh, Decompressed)
+        plain = f.stream is None and f.url is None and not isinstance(fh, Decompressed)
         st.compression = fh.kind if isinstance(fh, Decompressed) else None
         left: int | None = None
+        if f.url is not None and st.compression is None:
+            left = st.limit  # the size ``info`` gave when the inputs were surveyed
         if plain:
             opened = os.fstat(fh.fileno()).st_size
             left = opened if st.limit is None else min(st.limit, opened)

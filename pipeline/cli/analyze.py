@@ -156,14 +156,14 @@ class _Ingest:
 def _run(files: list[Any], out: Path, run_map: Path | None, ideal: float | None,
          before: float, after: float, how: _Ingest, link: dict[str, Any]
          ) -> tuple[Any, dict[str, Any], list[Path]]:
+    from parsers.inputs import input_size
     from pipeline.analyze.run import analyze_db
     from pipeline.cli.progress import ingest_progress
     from pipeline.ingest.run import ingest
     from pipeline.model.outputs import attach_models, write_rates
     from pipeline.report.terminal import size
 
-    total = sum(f.path.stat().st_size for f in files
-                if f.stream is None and f.path.exists())
+    total = sum(input_size(f) for f in files if f.stream is None)
     with output.Phase("ingest", f"{len(files):,} files, {size(total)}"), \
             ingest_progress(files) as advance:
         ingested = ingest(files, out, tz=how.tz, year=how.year, source=how.source,

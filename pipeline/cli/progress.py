@@ -67,10 +67,12 @@ def ingest_progress(files: list[InputFile], *, enabled: bool = True,
         TransferSpeedColumn,
     )
 
+    from parsers.inputs import input_size
+
     sizes = []
     for f in files:
         try:  # stdin and FIFOs have no size
-            sizes.append(0 if f.stream is not None else f.path.stat().st_size)
+            sizes.append(0 if f.stream is not None else input_size(f))
         except OSError:
             sizes.append(0)
     state = {"done": 0, "index": 0}
@@ -87,7 +89,7 @@ def ingest_progress(files: list[InputFile], *, enabled: bool = True,
                 i = state["index"]
                 if i >= len(files):
                     continue
-                pos = read_position(files[i].path)
+                pos = None if files[i].url else read_position(files[i].path)
                 if pos is not None:
                     bar.update(task, completed=state["done"] + min(pos, sizes[i]))
 

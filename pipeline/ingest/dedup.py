@@ -22,6 +22,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from parsers import remote
+from parsers.compressed import MAGIC
 from parsers.filecheck import TEST_CMD
 from parsers.reader import CorruptInput, InputFile, compression, open_binary
 
@@ -60,6 +62,20 @@ def _hash_stream(f: InputFile, limit: int | None) -> tuple[int, str]:
     return n, h.hexdigest()
 
 
+def _look(f: InputFile) -> tuple[int | None, datetime | None, bytes]:
+    """Size, modification time and first bytes of a file or URL (``parsers.remote``)."""
+    if f.url is not None:
+        size, mtime = remote.stat(f.url)
+        with open_binary(f) as fh:  # decompressed if compressed: its magic is not needed
+            head = fh.read(6)
+        kind = getattr(fh, "kind", None)
+        return size, mtime, next((m for m, k in MAGIC if k == kind), head)
+    st = os.stat(f.path)
+    with open(f.path, "rb") as fh:
+        magic = fh.read(6)
+    return st.st_size, datetime.fromtimestamp(st.st_mtime, UTC), magic
+
+
 def survey(files: list[InputFile]) -> Survey:
     """Sizes, content hashes where needed, quarantine and duplicates of ``files``."""
     res = Survey()
@@ -68,15 +84,13 @@ def survey(files: list[InputFile]) -> Survey:
         if f.stream is not None:
             continue
         try:
-            st = os.stat(f.path)
-            with open(f.path, "rb") as fh:
-                magic = fh.read(6)
+            size, mtime, magic = _look(f)
         except OSError:
             continue  # the parse names it (unreadable)
-        fp.mtime = datetime.fromtimestamp(st.st_mtime, UTC).isoformat().replace("+00:00", "Z")
+        fp.mtime = None if mtime is None else mtime.isoformat().replace("+00:00", "Z")
         fp.compressed = compression(magic)
         if fp.compressed is None:
-            fp.size = st.st_size
+            fp.size = size
             continue
         try:
             fp.size, fp.sha256 = _hash_stream(f, None)

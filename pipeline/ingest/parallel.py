@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from parsers import remote
 from parsers.reader import InputFile, ReadStats
 from pipeline.ingest.parts import Options, PartResult, group, read_part
 
@@ -53,6 +54,8 @@ def auto_jobs(files: list[InputFile]) -> int:
 
 
 def _size(f: InputFile) -> int:
+    if f.url is not None:
+        return remote.stat(f.url)[0] or 0
     try:
         return f.path.stat().st_size
     except OSError:

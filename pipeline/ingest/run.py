@@ -12,9 +12,10 @@ Writes into ``out``:
   ``classified_events``.
 
 Memory stays bounded: parsers hand over Arrow batches per chunk and they go straight to the
-Parquet writer and DuckDB. Kernel lines stamped only with uptime are anchored here, per host,
-when another line of that host carries both wall time and uptime (syslog's
-``kernel: [12345.678]`` lines).
+Parquet writer (and the narrow progress rows to DuckDB); DuckDB loads the other events from
+events.parquet at the end (sink.py), under ``DUCKDB_MEMORY``. Kernel lines stamped only with
+uptime are anchored here, per host, when another line of that host carries both wall time and
+uptime (syslog's ``kernel: [12345.678]`` lines).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pyarrow.parquet as pq
 from parsers.base import Accounting
 from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile, ReadStats
+from parsers.remote import process_local
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
 from pipeline.ingest import parallel, parts, unknown
 from pipeline.ingest import ruletable as rules_mod
@@ -39,6 +41,9 @@ from pipeline.ingest.dedup import Fingerprint, survey
 from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
+#: DuckDB's buffer pool while ingesting (its default, 80% of RAM, let it keep the whole events
+#: table: peak RSS grew with the events); what does not fit spills to ``tormortem.duckdb.tmp/``
+DUCKDB_MEMORY = "256MB"
 ProgressFn = Callable[[InputFile, int], None]
 
 
@@ -75,6 +80,7 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
     ``jobs`` > 1 parses files in that many processes (None: ``parallel.auto_jobs``),
     ``scheduler`` (``tcp://HOST:PORT``) on a Dask cluster (``parallel.py``); the output is the
     same as with one (``parts.py``)."""
+    parts.returning_pool()
     rules = rules_mod.load_rules(extra_rules or [])  # fail early on a bad rules file
     rules_mod.activate_text_rules(rules)
     out.mkdir(parents=True, exist_ok=True)
@@ -84,6 +90,7 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
             p.unlink()
     con = duckdb.connect(str(db_path))
     try:
+        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
         ev = EventSink(out, con)
         rec = ParquetSink(out / "attempts.parquet", ATTEMPTS)
         result = IngestResult(out)
@@ -112,10 +119,12 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
               source: str | None, jobs: int | None, scheduler: str | None
               ) -> Iterator[tuple[InputFile, FileResult]]:
     """Each file's result, in input order: read here, or by workers (``jobs`` > 1 or a
-    Dask ``scheduler``) and replayed here. Quarantined and duplicate files, and streams
-    (stdin, FIFOs: read once, by this process), are never sent to a worker."""
+    Dask ``scheduler``) and replayed here. Quarantined and duplicate files, streams
+    (stdin, FIFOs: read once, by this process) and ``memory://`` URLs (this process's memory)
+    are never sent to a worker."""
     remote = [f for f in files if f.stream is None and not prints[f.display].quarantined
-              and not prints[f.display].duplicate_of]
+              and not prints[f.display].duplicate_of
+              and not (f.url is not None and process_local(f.url))]
     if jobs is None:
         jobs = parallel.auto_jobs(remote)
     if scheduler is None and (jobs <= 1 or len(remote) <= 1):

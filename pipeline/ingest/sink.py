@@ -3,16 +3,28 @@
 One writer thread (Parquet encoding and DuckDB appends release the GIL, so it overlaps with
 parsing) takes two kinds of batch:
 
-* EVENTS batches -> events.parquet, and the DuckDB table ``events_raw`` (ingest anchors
-  uptime stamps and renames it ``events_other``);
+* EVENTS batches -> events.parquet; the DuckDB table ``events_raw`` (ingest anchors
+  uptime stamps and renames it ``events_other``) is loaded from those row groups of
+  events.parquet at ``close`` (``_load_events``: DuckDB's read_parquet, one INSERT);
 * compact PROGRESS batches (parsers/progress_batch.py: the bulk Megatron iteration rows)
   -> events.parquet expanded to EVENTS, and the narrow DuckDB table ``progress`` (ts,
   iteration, value, line_no, grp); what rows share -- the batch's constants, ts_flag and rank
   -- goes once per group into ``progress_groups``.
 
 Both are gathered into large groups (``GROUP_ROWS``, ``PROGRESS_GROUP_ROWS``) before they are
-written: one Parquet row group and one DuckDB append per group, which costs a fraction of
-writing every 8 MiB chunk's rows separately.
+written: one Parquet row group (and, for progress rows, one DuckDB append) per group, which
+costs a fraction of writing every 8 MiB chunk's rows separately.
+
+Why events_raw is loaded at the end rather than appended to group by group: DuckDB (2.0) kept
+what hundreds of separate appends to a table of a file-backed database wrote, and its
+checkpoint at ``close`` needed several times the table's size: peak RSS grew with the number of
+events (slurm mix: 1,081 MiB at 542 MB with ``--jobs 1``, 2.7 GiB at 1.08 GB with ``--jobs
+2``), 373 MiB without those appends. One INSERT that DuckDB reads from events.parquet itself,
+in file order (so the same rows and the same rowids, which are ``event_id``), under the
+connection's ``memory_limit`` (``run.DUCKDB_MEMORY``) stays flat: 340-353 MiB for 0.5-1 GiB of
+slurm logs (an INSERT from an Arrow stream of the same batches still held ~300 MiB per million
+rows). The narrow ``progress`` rows are still appended group by group: they are small and their
+peak stayed flat (megatron mix, 365-387 MiB to 1 GiB).
 
 ``events_view_sql`` puts the two back together as the view ``events``, so a user (and the
 pipeline) sees one events table with the EVENTS columns, while the database stores the 99%
@@ -39,7 +51,7 @@ from parsers.schema import EVENTS
 
 GROUP_ROWS = 1 << 17  #: EVENTS rows gathered before one write (Parquet row group, DuckDB)
 PROGRESS_GROUP_ROWS = 1 << 19  #: progress rows gathered before one write (~20 MB narrow)
-QUEUE_BYTES = 256 << 20  #: batches waiting for the writer thread, at most (bounds memory)
+QUEUE_BYTES = 64 << 20  #: batches waiting for the writer thread, at most (bounds memory)
 
 
 class ParquetSink:
@@ -146,6 +158,8 @@ class EventSink:
         self.groups: dict[tuple[str, int, int], int] = {}
         self.pending: list[pa.RecordBatch] = []
         self.pending_rows = 0
+        #: events.parquet rows written by ``_flush`` (each its own row groups): (start, stop)
+        self.event_rows: list[tuple[int, int]] = []
         self.progress_pending: list[tuple[np.ndarray, pa.RecordBatch]] = []
         self.progress_rows = 0
         # bounded by bytes, not batches: a narrow progress batch is ~1 MB, an events batch of
@@ -245,12 +259,22 @@ class EventSink:
 
     def _flush(self) -> None:
         if self.pending:
-            table = pa.Table.from_batches(self.pending, EVENTS)
-            self.parquet(table)
-            self.cur.register("events_arrow", table)
-            self.cur.execute("INSERT INTO events_raw SELECT * FROM events_arrow")
-            self.cur.unregister("events_arrow")
+            start = self.parquet.rows
+            self.parquet(pa.Table.from_batches(self.pending, EVENTS))
+            self.event_rows.append((start, self.parquet.rows))
         self.pending, self.pending_rows = [], 0
+
+    def _load_events(self) -> None:
+        """``events_raw`` from the rows of the closed events.parquet that ``_flush`` wrote,
+        read by DuckDB itself in file order (what appending each group did, row for row)."""
+        path = str(self.parquet.path).replace("'", "''")
+        if sum(b - a for a, b in self.event_rows) == self.parquet.rows:  # no progress rows
+            self.cur.execute(f"INSERT INTO events_raw SELECT * FROM read_parquet('{path}')")
+            return
+        where = " OR ".join(f"file_row_number BETWEEN {a} AND {b - 1}"
+                            for a, b in self.event_rows)
+        self.cur.execute("INSERT INTO events_raw SELECT * EXCLUDE (file_row_number) FROM "
+                         f"read_parquet('{path}', file_row_number = true) WHERE {where}")
 
     def close(self) -> int:
         """Finish writing; fill ``progress_groups``. Returns the number of event rows."""
@@ -262,6 +286,8 @@ class EventSink:
         self.parquet.close()
         if self.error is not None:
             raise self.error
+        if self.event_rows:
+            self._load_events()
         rows = [{"grp": g, **json.loads(const), "ts_flag": pb.FLAG_NAMES[flag],
                  "rank": None if rank < 0 else rank}
                 for (const, flag, rank), g in self.groups.items()]
