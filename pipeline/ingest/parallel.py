@@ -22,7 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from parsers import remote
+from parsers.inputs import input_size
 from parsers.reader import InputFile, ReadStats
 from pipeline.ingest.parts import Options, PartResult, group, read_part
 
@@ -48,18 +48,9 @@ AUTO_MIN_BYTES = 64 << 20
 
 def auto_jobs(files: list[InputFile]) -> int:
     """``--jobs`` not given: the cores, if there are several files and enough to read."""
-    if len(files) < 2 or sum(_size(f) for f in files) < AUTO_MIN_BYTES:
+    if len(files) < 2 or sum(input_size(f) for f in files) < AUTO_MIN_BYTES:
         return 1
     return default_jobs()
-
-
-def _size(f: InputFile) -> int:
-    if f.url is not None:
-        return remote.stat(f.url)[0] or 0
-    try:
-        return f.path.stat().st_size
-    except OSError:
-        return 0
 
 
 def parts_in_order(files: list[InputFile], stats: list[ReadStats], parts: Path,
@@ -67,10 +58,10 @@ def parts_in_order(files: list[InputFile], stats: list[ReadStats], parts: Path,
                    ) -> Iterator[PartResult]:
     """The files parsed by workers into ``parts``, a task per ``group`` of them; the task
     results in input order."""
-    tasks = group([_size(f) for f in files])
+    tasks = group([input_size(f) for f in files])
     args = [([files[i] for i in t], [stats[i] for i in t]) for t in tasks]
     # the largest task first: the cores finish together
-    order = sorted(range(len(tasks)), key=lambda k: (-sum(_size(f) for f in args[k][0]), k))
+    order = sorted(range(len(tasks)), key=lambda k: (-sum(input_size(f) for f in args[k][0]), k))
     if scheduler is not None:
         yield from _dask(args, order, parts, opts, scheduler)
         return
