@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from parsers import base, prefilter
+from parsers import base, kernel_plan, prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
@@ -41,7 +41,6 @@ from parsers.message import (
     Fallback,
     KernelMessages,
     candidates_with_default_noise,
-    global_prefilter,
     peeled_fields,
 )
 from parsers.timeutil import TimeError, YearInference, ctime_to_us, parse_iso, syslog_to_us
@@ -56,18 +55,6 @@ _PRI = re.compile(r"<(\d{1,3})>")
 _R5424 = re.compile(r"1 (\S+) (\S+) (\S+) (\S+) (\S+) (-|(?:\[.*?\])+) ?(.*)")
 _UPTIME = re.compile(r"\[\s*(\d+\.\d+)\] ?(.*)")
 _NO_HOST = {"localhost", "(none)", "-"}
-# The envelopes as vectorised (Rust regex) tests, mirroring _envelope for the prefilter path:
-_V_MON = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-_V_TAG = r"(?:[^\s:\[\]]+ )?[^\s:\[\]]+(?:\[\d+\])?:"
-_V_SHORT = (r"^\s*(?:<\d{1,3}>)?(" + _V_MON + r") (?: \d|\d\d) \d\d:\d\d:\d\d(?:\.\d{1,6})? "
-            + _V_TAG)
-_V_ENVELOPE = (r"^\s*(?:\[\s*\d+\.\d+\]|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) " + _V_MON
-               + r" [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
-               r"|(?:<\d{1,3}>)?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d) "
-               r"|<\d{1,3}>1 \S+ \S+ \S+ \S+ \S+ (?:-|\[)"
-               r"|(?:<\d{1,3}>)?" + _V_MON + r" (?: \d|\d\d) \d\d:\d\d:\d\d(?:\.\d{1,6})? " + _V_TAG
-               + ")")
-_FM_ERROR = r"nv-fabricmanager.*(?:\[ERROR\]|failed with error)"
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
@@ -157,7 +144,7 @@ class KernelLogParser(LineParser):
         UNPARSED otherwise. Enveloped lines are the context of the next line."""
         if not prefilter.enabled():
             return None
-        m = self.premasks if self.premasks is not None else _masks(lines)
+        m = self.premasks if self.premasks is not None else kernel_plan.masks(lines)
         env = m["env"]
         wake = ~env | m["kernel"] | m["bracket"]
         indented = m["ws"] & ~env
@@ -170,13 +157,15 @@ class KernelLogParser(LineParser):
             return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env, wake=wake)
         return prefilter.ChunkPlan(candidate=cand, noise=noise, context=env, wake=wake,
                                    years=self.years.vector(months),
-                                   pins={"short_fmt": self._short_fmts(_fmt_hints(m,
-                                                                                  months > 0))})
+                                   pins={"short_fmt": self._short_fmts(
+                                       kernel_plan.fmt_hints(m, months > 0))})
 
     def prepare(self, lines: pl.Series) -> dict[str, np.ndarray] | None:
         """The plan's regex passes (they depend on the chunk alone) on the driver's helper
         thread, a chunk ahead: ``vector_plan`` then only combines them with the file's state."""
-        return _masks(lines) if len(lines) >= base.SMALL_CHUNK and prefilter.enabled() else None
+        if len(lines) < base.SMALL_CHUNK or not prefilter.enabled():
+            return None
+        return kernel_plan.masks(lines)
 
     def _short_fmts(self, hint: np.ndarray) -> np.ndarray:
         """The ``Mon DD`` variant each line gets (``_short_fmt``'s rule, forward-filled)."""
@@ -394,31 +383,6 @@ class KernelLogParser(LineParser):
                         **self.host_fields(e.host), format=e.fmt, kind=kind, code=code,
                         device=device, value=value, message=message, job_id=job_id,
                         line_no=e.line_no)
-
-
-#: what decides a ``Mon DD`` line's variant by itself (``_short_fmt``'s rule), as masks
-_FMT_HINTS = {"rfc_pri": r"^\s*<\d{1,3}>", "rfc_day": r"^\s*[A-Z][a-z]{2}  \d ",
-              "rfc_up": _V_SHORT + r" ?\[\s*\d+\.\d+\]",
-              "frac": r"^\s*[A-Z][a-z]{2} (?: \d|\d\d) \d\d:\d\d:\d\d\.",
-              "zero": r"^\s*[A-Z][a-z]{2} 0"}
-
-
-def _masks(lines: pl.Series) -> dict[str, np.ndarray]:
-    return prefilter.masks(lines, {
-        "env": _V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$", "fm": _FM_ERROR,
-        "kernel": "kernel", "bracket": r"^\s*\[", "cand": global_prefilter(claims=False),
-        **_FMT_HINTS}, {"month": _V_SHORT})
-
-
-def _fmt_hints(m: dict[str, np.ndarray], short: np.ndarray) -> np.ndarray:
-    """The variant each ``Mon DD`` line decides by itself ("" where it keeps the file's
-    current one), as ``_short_fmt`` decides it (``m``: the ``_FMT_HINTS`` masks)."""
-    rfc = m["rfc_pri"] | m["rfc_day"] | m["rfc_up"]
-    out = np.full(short.size, "", dtype=object)
-    out[short & m["zero"]] = "journal-short"
-    out[short & m["frac"]] = "journal-short-precise"
-    out[short & rfc] = "syslog-rfc3164"
-    return out
 
 
 def _host(h: str | None) -> str | None:

@@ -159,9 +159,9 @@ MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec"
 def test_months_read_by_slicing_equal_the_extraction(pattern: str) -> None:
     import numpy as np
 
-    from parsers import kernel, prefilter
+    from parsers import kernel_plan, prefilter
 
-    p = prefilter.SHORT_MONTH if pattern == "SHORT_MONTH" else kernel._V_SHORT
+    p = prefilter.SHORT_MONTH if pattern == "SHORT_MONTH" else kernel_plan.V_SHORT
     lines = pl.Series(MONTH_LINES * 3)
     want = lines.str.extract(p, 1).replace_strict(
         {m: i for i, m in enumerate(MONTHS.split(), 1)},

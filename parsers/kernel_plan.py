@@ -1,0 +1,50 @@
+"""The kernel dialect's vectorised plan (parsers/prefilter.py): its envelopes as Rust-regex
+tests and the masks of a chunk, which depend on the chunk alone (so ``KernelLogParser.prepare``
+runs them on the driver's helper thread); ``KernelLogParser.vector_plan`` combines them with
+the file's state."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from parsers import prefilter
+from parsers.message import global_prefilter
+
+# The envelopes as vectorised (Rust regex) tests, mirroring KernelLogParser._envelope:
+V_MON = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+V_TAG = r"(?:[^\s:\[\]]+ )?[^\s:\[\]]+(?:\[\d+\])?:"
+V_SHORT = (r"^\s*(?:<\d{1,3}>)?(" + V_MON + r") (?: \d|\d\d) \d\d:\d\d:\d\d(?:\.\d{1,6})? "
+            + V_TAG)
+V_ENVELOPE = (r"^\s*(?:\[\s*\d+\.\d+\]|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) " + V_MON
+               + r" [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
+               r"|(?:<\d{1,3}>)?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d) "
+               r"|<\d{1,3}>1 \S+ \S+ \S+ \S+ \S+ (?:-|\[)"
+               r"|(?:<\d{1,3}>)?" + V_MON + r" (?: \d|\d\d) \d\d:\d\d:\d\d(?:\.\d{1,6})? " + V_TAG
+               + ")")
+FM_ERROR = r"nv-fabricmanager.*(?:\[ERROR\]|failed with error)"
+
+
+#: what decides a ``Mon DD`` line's variant by itself (``_short_fmt``'s rule), as masks
+FMT_HINTS = {"rfc_pri": r"^\s*<\d{1,3}>", "rfc_day": r"^\s*[A-Z][a-z]{2}  \d ",
+              "rfc_up": V_SHORT + r" ?\[\s*\d+\.\d+\]",
+              "frac": r"^\s*[A-Z][a-z]{2} (?: \d|\d\d) \d\d:\d\d:\d\d\.",
+              "zero": r"^\s*[A-Z][a-z]{2} 0"}
+
+
+def masks(lines: pl.Series) -> dict[str, np.ndarray]:
+    return prefilter.masks(lines, {
+        "env": V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$", "fm": FM_ERROR,
+        "kernel": "kernel", "bracket": r"^\s*\[", "cand": global_prefilter(claims=False),
+        **FMT_HINTS}, {"month": V_SHORT})
+
+
+def fmt_hints(m: dict[str, np.ndarray], short: np.ndarray) -> np.ndarray:
+    """The variant each ``Mon DD`` line decides by itself ("" where it keeps the file's
+    current one), as ``_short_fmt`` decides it (``m``: the ``FMT_HINTS`` masks)."""
+    rfc = m["rfc_pri"] | m["rfc_day"] | m["rfc_up"]
+    out = np.full(short.size, "", dtype=object)
+    out[short & m["zero"]] = "journal-short"
+    out[short & m["frac"]] = "journal-short-precise"
+    out[short & rfc] = "syslog-rfc3164"
+    return out
