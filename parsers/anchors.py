@@ -22,6 +22,7 @@ no literal at all gets ``None``: its recogniser must declare anchors itself.
 
 from __future__ import annotations
 
+import functools
 import re
 import re._constants as c
 import re._parser as sre
@@ -155,6 +156,7 @@ class CompiledPrefilter:
     regexes tested apart (the ci literals by Aho-Corasick only when they are ASCII)."""
 
     def __init__(self, pf: Prefilter) -> None:
+        self.source = pf
         self.pattern = pf.pattern()
         self.py = re.compile(self.pattern)
         self.literals = sorted(pf.literals)
@@ -181,10 +183,46 @@ class CompiledPrefilter:
             self.expr(pl.col("l"), len(lines)).alias("m")).to_series()
 
     def mask_np(self, lines: pl.Series) -> Any:
-        import numpy as np
+        """The mask as numpy (``prefilter.masks``: on the chunk's distinct shapes if it has
+        few)."""
+        from parsers import prefilter
 
-        return np.asarray(self.mask(lines).to_numpy(), dtype=bool)
+        return prefilter.masks(lines, {"m": self})["m"]
+
+    @functools.cached_property
+    def key_parts(self) -> KeyParts | None:
+        """The test on digit-zeroed keys (``parsers.dedupe``), or None if its regexes tell
+        digits apart: the digit-free literals and the regexes exactly; the literals with a
+        digit relaxed (each digit as ``0``), to be confirmed on the line (``confirm``)."""
+        from parsers import dedupe
+
+        pf = self.source
+        if not all(dedupe.digit_blind(r) for r in pf.regexes):
+            return None
+        lit = {x for x in pf.literals if not set(x) & _DIGITS}
+        ci = {x for x in pf.ci_literals if not set(x) & _DIGITS}
+        d_lit, d_ci = pf.literals - lit, pf.ci_literals - ci
+        exact = Prefilter(lit, ci, set(pf.regexes)).compiled()
+        if not d_lit and not d_ci:
+            return KeyParts(exact, None, None)
+        relaxed = Prefilter({dedupe.zero_digits(x) for x in d_lit},
+                            {dedupe.zero_digits(x) for x in d_ci}).compiled()
+        return KeyParts(exact, relaxed, Prefilter(d_lit, d_ci).compiled())
 
     def search(self, text: str) -> bool:
         """The same test on one line (Python ``re``; the patterns use the common syntax)."""
         return self.py.search(text) is not None
+
+
+_DIGITS = frozenset("0123456789")
+
+
+@dataclass
+class KeyParts:
+    """A ``CompiledPrefilter`` as tests on digit-zeroed keys (``CompiledPrefilter.key_parts``):
+    a line is a candidate if ``exact`` matches its key, or ``relaxed`` matches its key and
+    ``confirm`` the line itself."""
+
+    exact: CompiledPrefilter
+    relaxed: CompiledPrefilter | None
+    confirm: CompiledPrefilter | None

@@ -35,7 +35,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 
-from parsers import fastrows, joblog_preset, prefilter, progress_batch
+from parsers import fastrows, joblog_plan, joblog_preset, prefilter, progress_batch
 from parsers.base import (
     EVENT,
     NOISE,
@@ -54,7 +54,7 @@ from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.joblog_preset import TqdmRows, tqdm_lines
 from parsers.joblog_preset import strip_ansi as _strip_ansi
 from parsers.megatron import MegatronMatcher
-from parsers.message import Fallback, global_prefilter, peeled_fields
+from parsers.message import Fallback, peeled_fields
 from parsers.nccl import NcclMatcher
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
@@ -81,6 +81,8 @@ class Prepared:
     rest: np.ndarray | None = None
     plan: prefilter.ChunkPlan | None = None
     tqdm: TqdmRows | None = None  #: bar / loss-dict lines (chunks without iteration lines)
+    #: the plan of the whole chunk (chunks with neither iteration nor tqdm lines)
+    whole: prefilter.ChunkPlan | None = None
 
 
 class JobLogParser(LineParser):
@@ -262,14 +264,19 @@ class JobLogParser(LineParser):
         chunk's Megatron iteration lines, read vectorised, and the prefilter's plan for the
         other lines (only those: no regex pass over the ~99% the fast path takes)."""
         fast = megatron_iterations(lines) if len(lines) > 64 else None
-        if fast is None or len(fast.rows) == 0 or not prefilter.enabled():
-            tqdm = tqdm_lines(lines) if len(lines) >= SMALL_CHUNK and prefilter.enabled() \
-                else None
-            return Prepared(fast, tqdm=tqdm)
+        if not prefilter.enabled():
+            return Prepared(fast)
+        if fast is None or len(fast.rows) == 0:
+            if len(lines) < SMALL_CHUNK:
+                return Prepared(fast)
+            tqdm = tqdm_lines(lines)
+            return Prepared(fast, tqdm=tqdm, whole=None if tqdm is not None
+                            else joblog_plan.plan(lines))
         taken = np.zeros(len(lines), bool)
         taken[fast.rows] = True
         rest = np.flatnonzero(~taken)
-        return Prepared(fast, rest, self.vector_plan(lines.gather(rest)))
+        # not self.vector_plan: this runs on the helper thread, beside parse_chunk's premasks
+        return Prepared(fast, rest, joblog_plan.plan(lines.gather(rest)))
 
     def parse_chunk(self, lines: pl.Series, first_line_no: int,
                     prepared: Any = NOT_PREPARED) -> None:
@@ -282,7 +289,8 @@ class JobLogParser(LineParser):
             if prep.tqdm is not None:
                 joblog_preset.tqdm_chunk(self, lines, first_line_no, prep.tqdm)
             else:
-                super().parse_chunk(lines, first_line_no)
+                super().parse_chunk(lines, first_line_no,
+                                    NOT_PREPARED if prep.whole is None else prep.whole)
             return
         fast_ts, fast_flag, fast_rank, keep = self._fast_prefix(lines, fast)
         if not keep.any():  # e.g. every line with its own kubectl stamp
@@ -366,21 +374,11 @@ class JobLogParser(LineParser):
 
     # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
     def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
-        """Candidates: lines with an anchor of any recogniser, except NCCL's healthy INFO
-        lines (the bulk of an NCCL_DEBUG=INFO log: NOISE by a vectorised rule unless another
-        anchor is in them). The rest: NOISE if blank or an INFO/DEBUG DeepSpeed/HF logger
-        line, else UNPARSED. Stamped lines are the context of unstamped ones."""
+        """``joblog_plan.plan`` (the one ``prepare`` made a chunk ahead, if any)."""
         if not prefilter.enabled():
             return None
-        cand = global_prefilter().mask_np(lines)
-        nccl = prefilter.mask(lines, _V_NCCL_INFO)
-        if nccl.any():
-            idx = np.flatnonzero(nccl)
-            cand[idx] = global_prefilter(claims=False).mask_np(lines.gather(idx))
-        noise = (prefilter.mask(lines, _V_EMPTY) | nccl
-                 | prefilter.mask(lines, _V_LEVEL_NOISE))
-        return prefilter.ChunkPlan(candidate=cand, noise=noise,
-                                   context=prefilter.mask(lines, _V_STAMPED))
+        pre = self.premasks
+        return pre if isinstance(pre, prefilter.ChunkPlan) else joblog_plan.plan(lines)
 
     def set_context(self, text: str, line_no: int) -> bool:
         """The stamp a line Python does not otherwise read leaves for later lines."""
@@ -509,31 +507,9 @@ class JobLogParser(LineParser):
 
 _NO_TS = np.iinfo(np.int64).min
 
-# The job-output prefixes split_prefix peels, as one vectorised (Rust regex) test:
-_V_PREFIX = (r"(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?"
-             r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?| )"
-             r"| *\d{1,7}: |\[(?:default|rank)\d{1,7}\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?"
-             r"| *\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?\] ?"
-             r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[[A-Z]+\] \[[^\]\s]+\] "
-             r"|\[[A-Z]+\|[^\]\s]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> "
-             r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
-             r"|\((?:[A-Za-z_][\w.]*(?: pid=(?:\d+|None))?|pid=\d+)(?:, ip=[\d.:a-fA-F]+)?\) )")
-#: NCCL's debug INFO/TRACE/CALL lines after those prefixes (NcclMatcher: NOISE unless they
-#: carry one of its signal anchors, which keep them candidates)
-_V_NCCL_INFO = (r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*"
-                r"[^\s:\[\]]+(?::\d+:\d+)? (?:\[\d+\] )?(?:\d+\.\d+ )?"
-                r"(?:\S+:\d+(?: \([^)\s]*\))? )?NCCL (?:INFO|TRACE|CALL)\b")
-#: a DeepSpeed / HF logger envelope at level INFO or DEBUG (joblog: NOISE when unclaimed)
-_V_LEVEL_NOISE = (r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*"
-                  r"(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[(?:INFO|DEBUG)\] \[[^\]\s]+\] "
-                  r"|\[(?:INFO|DEBUG)\|[^\]\s]+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} >> )")
-_V_STAMPED = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d"
 #: a prefix that is only ``kubectl logs --timestamps``' RFC3339Nano UTC stamp (and spaces):
 #: split_prefix reads it as an exact stamp and nothing else (a date that does not exist is
 #: null here and left to split_prefix)
 _V_KUBECTL = r"^(" + fastrows.ISO_SECONDS + r")(?:\.([0-9]{1,9}))?Z +$"
-#: nothing left after the prefixes (a bare ``[default2]:``, an srun label alone): NOISE
-_V_EMPTY = r"^(?:[a-z][a-z0-9.\-]*\d: )?(?:" + _V_PREFIX + r")*\s*$"
-
 
 PARSERS = [JobLogParser]

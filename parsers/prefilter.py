@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from parsers import dedupe
 from parsers.anchors import CompiledPrefilter, Prefilter
 
 
@@ -49,6 +50,9 @@ class ChunkPlan:
     #: parsers/fastrows.py), -1 elsewhere; such a line is no candidate, but still goes through
     #: ``parse_line`` while a block is open (its fast row is then dropped)
     preset: np.ndarray | None = None
+    #: the chunk's distinct digit-zeroed shapes, if its masks were evaluated on them
+    #: (``parsers.dedupe``): the unparsed lines are then grouped by them (``Forms.add_shapes``)
+    shapes: dedupe.Unique | None = None
 
 
 def extra_prefilter(regexes: tuple[str, ...]) -> Prefilter:
@@ -66,20 +70,71 @@ def mask(lines: pl.Series, pattern: str) -> np.ndarray:
     return np.asarray(lines.str.contains(pattern).fill_null(False).to_numpy(), dtype=bool)
 
 
-def masks(lines: pl.Series, patterns: dict[str, str | CompiledPrefilter],
-          month_patterns: dict[str, str] | None = None) -> dict[str, np.ndarray]:
+Pattern = str | CompiledPrefilter
+
+
+#: ``masks``' default: decide whether to evaluate on the chunk's distinct shapes
+AUTO = "auto"
+
+
+def masks(lines: pl.Series, patterns: dict[str, Pattern],
+          month_patterns: dict[str, str] | None = None,
+          unique: dedupe.Unique | str | None = AUTO) -> dict[str, np.ndarray]:
     """Several ``mask``s (a pattern, or a prefilter), and ``months`` for ``month_patterns``,
-    in one polars query (its expressions evaluated in parallel; one query per chunk instead
-    of one per pattern is most of the saving on small files)."""
+    in one polars query per kind of input (its expressions evaluated in parallel; one query
+    per chunk instead of one per pattern is most of the saving on small files). A chunk of
+    repeated line shapes is evaluated once per shape where the pattern allows it
+    (``parsers.dedupe``; ``unique``: that decision, if already made); the answers are the
+    same."""
+    months_ = month_patterns or {}
+    u = dedupe.unique_lines(lines) if isinstance(unique, str) else unique
+    if u is None:
+        return _evaluate(lines, patterns, months_)
+    on_keys: dict[str, Pattern] = {}
+    on_lines: dict[str, Pattern] = {}
+    confirm: dict[str, CompiledPrefilter] = {}
+    for k, p in patterns.items():
+        if isinstance(p, CompiledPrefilter):
+            parts = p.key_parts
+            if parts is None:
+                on_lines[k] = p
+                continue
+            on_keys[k] = parts.exact
+            if parts.relaxed is not None and parts.confirm is not None:
+                on_keys[k + "\0relaxed"] = parts.relaxed
+                confirm[k] = parts.confirm
+        elif dedupe.digit_blind(p):
+            on_keys[k] = p
+        else:
+            on_lines[k] = p
+    key_months = {k: p for k, p in months_.items() if dedupe.digit_blind(p)}
+    out = _evaluate(lines, on_lines, {k: p for k, p in months_.items() if k not in key_months})
+    got = _evaluate(u.keys, on_keys, key_months, raw_months=True)
+    for k, v in got.items():
+        out[k] = u.spread(v)
+    for k, check in confirm.items():
+        maybe = np.flatnonzero(out.pop(k + "\0relaxed") & ~out[k])
+        if maybe.size:
+            out[k][maybe] = _evaluate(lines.gather(maybe), {"m": check}, {})["m"]
+    for k, p in key_months.items():
+        out[k] = _extract_rest(lines, p, out[k])
+    return out
+
+
+def _evaluate(lines: pl.Series, patterns: dict[str, Pattern], month_patterns: dict[str, str],
+              raw_months: bool = False) -> dict[str, np.ndarray]:
+    if not patterns and not month_patterns:
+        return {}
     col = pl.col("l")
     exprs = [(p.expr(col, len(lines)) if isinstance(p, CompiledPrefilter)
               else col.str.contains(p).fill_null(False)).alias(k)
              for k, p in patterns.items()]
-    exprs += [_month_expr(col, p).alias(k) for k, p in (month_patterns or {}).items()]
+    exprs += [_month_expr(col, p).alias(k) for k, p in month_patterns.items()]
     df = pl.DataFrame({"l": lines}).select(exprs)
     out = {k: np.asarray(df.get_column(k).to_numpy(), dtype=bool) for k in patterns}
-    for k, p in (month_patterns or {}).items():
-        out[k] = _extract_rest(lines, p, np.array(df.get_column(k).to_numpy(), np.int64))
+    for k, p in month_patterns.items():
+        got = np.array(df.get_column(k).to_numpy(), np.int64)
+        out[k] = got if raw_months else _extract_rest(lines, p, got)
     return out
 
 

@@ -1,0 +1,118 @@
+"""Masks evaluated once per digit-zeroed line shape (parsers/dedupe.py) must equal the masks
+evaluated line by line, for every pattern set the dialects use."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import polars as pl
+import pytest
+
+from parsers import dedupe, joblog_plan, kernel_plan, prefilter, reader
+from parsers.message import global_prefilter
+from parsers.signature_table import builtin
+
+# real-format lines (their sources are cited where the dialects' tests give them): syslog
+# envelopes of several programs, NCCL INFO (init.cc / transport), Megatron, an Xid, Slurm
+SHAPES = [
+    "May {} 0{}:1{}:2{} gpu-node-{} kernel: [{}.{}] EXT4-fs (nvme0n1p{}): mounted filesystem",
+    "May {} 0{}:1{}:2{} gpu-node-{} kernel: [{}.{}] EXT{}-fs (sda{}): recovery complete",
+    "May {} 0{}:1{}:2{} gpu-node-{} kernel: [{}.{}] mlx{}_core 0000:{}:00.0: Port module event",
+    "<{}>1 2024-05-0{}T1{}:00:0{}.{}Z node{} kernel - - - NVRM: Xid (PCI:0000:{}:00): 79, pid={}",
+    "May 0{} 1{}:2{}:3{} node{} systemd[{}]: Started Session {} of user root.",
+    "node{}:{}:{} [{}] NCCL INFO Channel 0{}/32 : {}[{}] -> {}[{}] via P2P/IPC",
+    "node{}:{}:{} [{}] NCCL INFO comm 0x{}e{} rank {} nranks {} cudaDev {} busId {}000 - Init",
+    "[rank{}] step {} | loss {}.{} | {} ms/it 0x{}",
+    " iteration {}/ {} | consumed samples: {} | elapsed time per iteration (ms): {}.{}",
+    "[2024-05-01 1{}:0{}:0{},{}] [INFO] [logging.py:{}:log_dist] [Rank {}] step={}",
+    "", "   ", "{}", "Event(v{}.ObjectReference{{Kind:\"Pod\"}}) {}",
+]
+DIGITS = ["0", "1", "4", "5", "7", "9"]  #: (a one-digit number keeps a line's shape)
+WIDER = ["12", "57", "0000", "99999"]
+
+
+def _lines(n: int, seed: int) -> list[str]:
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        shape = rnd.choice(SHAPES)
+        out.append(shape.format(*(rnd.choice(DIGITS if rnd.random() < 0.97 else WIDER)
+                                   for _ in range(shape.count("{}")))))
+    for sig in builtin():  # every signature's own example lines, digits and all
+        out += list(sig.examples) * 3
+    rnd.shuffle(out)
+    return out
+
+
+PATTERN_SETS = {
+    "kernel": ({"env": kernel_plan.V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$",
+                "fm": kernel_plan.FM_ERROR, "kernel": "kernel", "bracket": r"^\s*\[",
+                "cand": global_prefilter(claims=False), **kernel_plan.FMT_HINTS},
+               {"month": kernel_plan.V_SHORT}),
+    "joblog": ({"nccl": joblog_plan.V_NCCL_INFO, "empty": joblog_plan.V_EMPTY,
+                "level": joblog_plan.V_LEVEL_NOISE, "stamped": joblog_plan.V_STAMPED,
+                "c1": global_prefilter(), "c0": global_prefilter(claims=False)}, {}),
+    "text": ({"cand": global_prefilter(), "blank": r"^\s*$", "stamped": prefilter.STAMPED,
+              "glog": prefilter.GLOG_MONTH}, {"month": prefilter.SHORT_MONTH}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATTERN_SETS))
+def test_masks_on_shapes_equal_masks_on_lines(name: str) -> None:
+    pats, months = PATTERN_SETS[name]
+    lines = pl.Series(_lines(dedupe.MIN_LINES + 500, seed=len(name)))
+    u = dedupe.shapes(lines)
+    assert len(u.keys) < len(lines) // 4  # the test exercises the shapes
+    got = prefilter.masks(lines, pats, months, unique=u)
+    want = prefilter.masks(lines, pats, months, unique=None)
+    assert sorted(got) == sorted(want)
+    for k in want:
+        assert np.array_equal(got[k], want[k]), k
+    if "cand" in want:
+        assert want["cand"].any() and not want["cand"].all()
+
+
+def test_digit_literals_are_confirmed_on_the_line() -> None:
+    """``EXT4-fs`` is a literal of the prefilter: on keys it is ``EXT0-fs``, which ``EXT7-fs``
+    has too; the line itself decides."""
+    cp = global_prefilter(claims=False)
+    parts = cp.key_parts
+    assert parts is not None and parts.relaxed is not None
+    lines = pl.Series(["May 1 00:00:00 h kernel: EXT4-fs (sda1): error",
+                       "May 1 00:00:00 h kernel: EXT7-fs (sda1): mounted"] * 9000)
+    got = prefilter.masks(lines, {"c": cp}, unique=dedupe.shapes(lines))["c"]
+    assert got[0::2].all() and not got[1::2].any()
+
+
+@pytest.mark.parametrize(("pattern", "blind"), [
+    (r"\d{4}-\d\d", True), (r"[0-9a-f]{12,}", True), (r"\w+\S*[^\s:]", True),
+    (r"[a-z0-9.\-]*\d: ", True), (r"[^0-9]x", True), (r"<\d{1,3}>1 ", False),
+    (r"[1-9]", False), (r"[^0]", False), (r"0x[0-9a-f]+", False), (r"(a)\1", False),
+    (r"(?i:mlx5)", False), (r"[[:digit:]]", False),
+])
+def test_digit_blind(pattern: str, blind: bool) -> None:
+    assert dedupe.digit_blind(pattern) is blind
+
+
+def test_keys_zero_every_ascii_digit_and_nothing_else() -> None:
+    lines = _lines(3000, seed=3) + ["\u0663\u0664 caf\u00e9 12", "1234567890123", "x" * 40]
+    data = ("\n".join(lines) + "\n").encode()
+    series = reader.lines_series(data)  # string views: inline lines and long ones
+    want = [x.translate(str.maketrans("123456789", "000000000")) for x in lines]
+    assert dedupe.keys(series).to_list() == want
+    idx = np.arange(len(lines))[::-7]
+    assert dedupe.keys(series.gather(idx)).to_list() == [want[i] for i in idx]
+    assert dedupe.keys(series.slice(5, 100)).to_list() == want[5:105]
+
+
+def test_worth_it_only_where_lines_repeat() -> None:
+    rnd = random.Random(1)
+    varied = pl.Series(["".join(rnd.choice("abcdefgh ") for _ in range(60))
+                        for _ in range(dedupe.MIN_LINES + 10)])
+    assert dedupe.unique_lines(varied) is None
+    assert dedupe.unique_lines(pl.Series(_lines(1000, seed=2))) is None  # a small chunk
+    repeated = pl.Series(_lines(dedupe.MIN_LINES + 10, seed=4))
+    u = dedupe.unique_lines(repeated)
+    assert u is not None and len(u.codes) == len(repeated)
+    assert (u.keys.gather(u.codes) == dedupe.keys(repeated)).all()
