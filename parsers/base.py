@@ -357,7 +357,7 @@ class LineParser(Parser):
             self.pin_year(None)
         if plan.pins is not None:
             self.pin(None)
-        self._account(lines, first, st, skip)
+        self._account(lines, first, st, skip, plan.shapes)
         return st
 
     def _pin_at(self, plan: Any, i: int) -> None:
@@ -379,8 +379,9 @@ class LineParser(Parser):
             j -= 1
 
     def _account(self, lines: pl.Series, first: int, st: np.ndarray,
-                 skip: np.ndarray) -> None:
-        """Counts and unparsed samples of the chunk's lines (those of ``skip`` excluded)."""
+                 skip: np.ndarray, shapes: Any = None) -> None:
+        """Counts and unparsed samples of the chunk's lines (those of ``skip`` excluded);
+        ``shapes``: the chunk's ``dedupe.Unique``, if the plan has it."""
         mine = st[~skip] if skip.any() else st
         c = np.bincount(mine, minlength=3)
         acct = self.acct
@@ -391,7 +392,10 @@ class LineParser(Parser):
         if not c[UNPARSED]:
             return
         where = np.flatnonzero((st == UNPARSED) & ~skip)
-        acct.unknown.add_chunk(lines.gather(where), pl.Series(where + first, dtype=pl.Int64))
+        if shapes is not None:
+            acct.unknown.add_shapes(lines, where, first, shapes)
+        else:
+            acct.unknown.add_chunk(lines.gather(where), pl.Series(where + first, dtype=pl.Int64))
         want = UNPARSED_SAMPLES_PER_FILE - len(acct.samples)
         if want > 0:
             where = where[:want]

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from parsers import base, prefilter
+from parsers import base, dedupe, prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser
 from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.prefix import Peeled, peel, strip_ansi
@@ -88,13 +88,13 @@ class TextParser(LineParser):
         else UNPARSED. Stamped lines are the context of the unstamped ones after them."""
         if not prefilter.enabled():
             return None
-        m = self.premasks if self.premasks is not None else _masks(lines)
+        m, shapes = self.premasks if self.premasks is not None else _masks(lines)
         glog = prefilter.glog_months(lines, m["glog"])
         months = np.where(m["month"] > 0, m["month"], glog)
         return prefilter.ChunkPlan(candidate=m["cand"], noise=m["blank"], context=m["stamped"],
-                                   years=self.fallback.years.vector(months))
+                                   years=self.fallback.years.vector(months), shapes=shapes)
 
-    def prepare(self, lines: pl.Series) -> dict[str, np.ndarray] | None:
+    def prepare(self, lines: pl.Series) -> Masks | None:
         """The plan's regex passes on the driver's helper thread, a chunk ahead."""
         return _masks(lines) if len(lines) >= base.SMALL_CHUNK and prefilter.enabled() else None
 
@@ -113,10 +113,15 @@ class TextParser(LineParser):
         return self.fallback.is_open()
 
 
-def _masks(lines: pl.Series) -> dict[str, np.ndarray]:
+Masks = tuple[dict[str, np.ndarray], dedupe.Unique | None]
+
+
+def _masks(lines: pl.Series) -> Masks:
+    """The plan's masks, and the chunk's shapes if they were evaluated on them."""
+    shapes = dedupe.unique_lines(lines)
     return prefilter.masks(lines, {
         "cand": global_prefilter(), "blank": r"^\s*$", "stamped": prefilter.STAMPED,
-        "glog": prefilter.GLOG_MONTH}, {"month": prefilter.SHORT_MONTH})
+        "glog": prefilter.GLOG_MONTH}, {"month": prefilter.SHORT_MONTH}, unique=shapes), shapes
 
 
 def text_of(fields: dict[str, Any], p: Peeled) -> str:

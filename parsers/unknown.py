@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -78,16 +79,53 @@ class Forms:
         expressions run on ~1 line in 100 of a typical unknown flood."""
         if not len(lines):
             return
-        keyed = pl.DataFrame({"k": digit_keys(lines), "i": np.arange(len(lines))}).group_by(
-            "k", maintain_order=True).agg(pl.len().alias("n"), pl.col("i").first())
+        keyed = _first_of(digit_keys(lines), np.arange(len(lines)))
         first = keyed.get_column("i")
-        reps = lines.gather(first)
-        df = pl.DataFrame({"form": mask_series(reps), "n": keyed.get_column("n"),
-                           "no": line_nos.gather(first), "line": reps})
+        self._add_groups(lines.gather(first), keyed.get_column("n"), line_nos.gather(first))
+
+    def add_shapes(self, lines: pl.Series, where: np.ndarray, first_line_no: int,
+                   shapes: Any) -> None:
+        """``add_chunk`` of the chunk's lines ``where``, grouped by the chunk's digit-zeroed
+        shapes (``parsers.dedupe.Unique``, computed for its masks) instead of digit keys.
+        Lines of one shape have one masked form, unless the shape has ``0x`` (the one place
+        ``MASKS`` tells a ``0`` from another digit: ``HEX_SENSITIVE``): those lines are
+        grouped by their digit keys, as ``add_chunk`` does. Same forms, counts, first lines
+        and order (``test_unknown`` checks it)."""
+        if not where.size:
+            return
+        codes = shapes.codes[where]
+        unsafe = shapes.has(HEX_SENSITIVE)[codes]
+        parts = []
+        if not unsafe.all():
+            parts.append(_first_of(pl.Series(codes[~unsafe]), where[~unsafe]))
+        if unsafe.any():
+            odd = where[unsafe]
+            parts.append(_first_of(digit_keys(lines.gather(odd)), odd))
+        keyed = pl.concat(parts).sort("i") if len(parts) > 1 else parts[0]
+        first = keyed.get_column("i")
+        self._add_groups(lines.gather(first), keyed.get_column("n"), first + first_line_no)
+
+    def _add_groups(self, reps: pl.Series, counts: pl.Series, line_nos: pl.Series) -> None:
+        """Groups of lines of one masked form each (first line, count, its number), in the
+        order of their first lines: summed per form."""
+        df = pl.DataFrame({"form": mask_series(reps), "n": counts, "no": line_nos,
+                           "line": reps})
         g = df.group_by("form", maintain_order=True).agg(
             pl.col("n").sum(), pl.col("no").first(), pl.col("line").first())
         for form, n, no, line in g.iter_rows():
             self.add(form, int(n), int(no), line)
+
+
+#: the digit text ``MASKS`` tell apart from other digits (``0x``): a line's masked form
+#: depends on its digits only through it (``test_unknown`` checks that every other mask is
+#: ``dedupe.digit_blind``)
+HEX_SENSITIVE = "0x"
+
+
+def _first_of(keys: pl.Series, index: np.ndarray) -> pl.DataFrame:
+    """Per distinct key, in order of first appearance: its first ``index`` and its count."""
+    return pl.DataFrame({"k": keys, "i": index}).group_by("k", maintain_order=True).agg(
+        pl.len().alias("n").cast(pl.Int64), pl.col("i").first().cast(pl.Int64)).select("i", "n")
 
 
 _DIGITS = bytes.maketrans(b"23456789", b"11111111")

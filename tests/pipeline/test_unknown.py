@@ -97,3 +97,35 @@ def test_ingest_writes_the_templates_table(tmp_path: Path) -> None:
                       "ORDER BY count").fetchall()
     con.close()
     assert got == [(7, True, 1), (30, False, 8)]
+
+
+def test_forms_by_shapes_are_those_of_digit_keys() -> None:
+    """add_shapes groups unparsed lines by the chunk's digit-zeroed shapes (computed for the
+    prefilter's masks); a shape with ``0x`` in it may hold lines of different forms (``0x9``
+    and ``5x9``), so those go by digit keys. The result must equal add_chunk's, and masking
+    every line's."""
+    import random
+
+    import numpy as np
+
+    from parsers import dedupe
+    from parsers.unknown import HEX_SENSITIVE, MASKS
+
+    rnd = random.Random(11)
+    shapes = ["{}x{} at {}", "  0x{}f {}", "id {}-{}", "\u0663{} \u00e9t\u00e9 {}",
+              "{}abcdef0123{}", "x" * 320 + "{}{}", "[rank{}] step {} | loss {}", "", "{}"]
+    lines = []
+    for _ in range(4000):
+        shape = rnd.choice(shapes)
+        lines.append(shape.format(*(rnd.choice(["0", "5", "10", "0x9", "2.5", "deadbeef00"])
+                                    for _ in range(shape.count("{}")))))
+    series = pl.Series(lines)
+    where = np.flatnonzero(np.array([rnd.random() < 0.7 for _ in lines]))
+    by_keys, by_shapes = Forms(), Forms()
+    by_keys.add_chunk(series.gather(where), pl.Series(where + 7, dtype=pl.Int64))
+    by_shapes.add_shapes(series, where, 7, dedupe.shapes(series))
+    assert list(by_shapes.forms.items()) == list(by_keys.forms.items())
+    assert len(by_keys.forms) > 20
+    # the masks tell a 0 from another digit only in HEX_SENSITIVE
+    assert [dedupe.digit_blind(p) for p, _ in MASKS] == [False, True]
+    assert dedupe.digit_blind(MASKS[0][0].replace(HEX_SENSITIVE, r"\dx"))
