@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -88,6 +89,7 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
     for p in (db_path, out / (DB_NAME + ".wal")):
         if p.exists():
             p.unlink()
+    pool = parallel.warm_pool(jobs, files) if scheduler is None else None
     con = duckdb.connect(str(db_path))
     try:
         con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
@@ -97,7 +99,8 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
         prints = survey(files).prints
         try:
             for f, res in _read_all(files, prints, out, ev, rec, tz=tz, year=year,
-                                    source=source, jobs=jobs, scheduler=scheduler):
+                                    source=source, jobs=jobs, scheduler=scheduler,
+                                    pool=pool):
                 fp = prints[f.display]
                 result.files.append(res)
                 _note_input(result, f, fp, res)
@@ -111,12 +114,15 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
         _build_db(result, out, con, rules)
     finally:
         con.close()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     return result
 
 
 def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
               ev: EventSink, rec: ParquetSink, *, tz: tzinfo, year: int | None,
-              source: str | None, jobs: int | None, scheduler: str | None
+              source: str | None, jobs: int | None, scheduler: str | None,
+              pool: ProcessPoolExecutor | None = None
               ) -> Iterator[tuple[InputFile, FileResult]]:
     """Each file's result, in input order: read here, or by workers (``jobs`` > 1 or a
     Dask ``scheduler``) and replayed here. Quarantined and duplicate files, streams
@@ -135,7 +141,7 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
     opts = parts.options(tz, year, source)
     try:
         done = parallel.parts_in_order(remote, [_stats(prints[f.display]) for f in remote],
-                                       folder, opts, jobs=jobs, scheduler=scheduler)
+                                       folder, opts, jobs=jobs, scheduler=scheduler, pool=pool)
         sent = {f.display for f in remote}
         replayed: Iterator[FileResult] = iter(())
         for f in files:

@@ -69,3 +69,27 @@ def test_ingest_summary_names_the_duplicates(tmp_path: Path) -> None:
             in r.stdout)
     assert "empty2.log: duplicate" not in r.stdout
     assert "\nduplicate  line      1     0" in r.stdout  # its row in the per-source table
+
+
+def test_files_of_one_size_are_compared_by_their_ends_first(tmp_path: Path) -> None:
+    """A fleet has many node logs of one size: only those alike at both ends are hashed
+    whole by the survey (the others are hashed while they are parsed); a file that differs
+    only in its middle is still no duplicate, and a true copy still is."""
+    from parsers.reader import InputFile
+    from pipeline.ingest.dedup import ENDS, survey
+
+    body = bytearray(b"May  1 00:00:00 node1 systemd[1]: Started Session 1 of user root.\n"
+                     * (3 * ENDS // 60))
+    a, b, c, d = (tmp_path / n for n in ("a.log", "b.log", "c.log", "d.log"))
+    a.write_bytes(body)
+    b.write_bytes(body)  # a copy
+    mid = bytearray(body)
+    mid[len(mid) // 2] = ord("X")
+    c.write_bytes(mid)  # the same size and ends, another middle
+    other = bytearray(body)
+    other[0] = ord("J")
+    d.write_bytes(other)  # the same size, another start
+    prints = survey([InputFile(p, p.name) for p in (a, b, c, d)]).prints
+    assert prints["b.log"].duplicate_of == "a.log"
+    assert prints["c.log"].duplicate_of is None and prints["c.log"].sha256 is not None
+    assert prints["d.log"].duplicate_of is None and prints["d.log"].sha256 is None
