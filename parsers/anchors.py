@@ -31,6 +31,8 @@ from typing import Any
 
 import polars as pl
 
+from parsers import dedupe
+
 #: characters a JSON wrapper (Docker's json-file, ``journalctl -o json``) escapes: a literal
 #: containing one would not be found in the raw line
 _ESCAPED = frozenset('"\\\t\n\r/')
@@ -183,19 +185,15 @@ class CompiledPrefilter:
             self.expr(pl.col("l"), len(lines)).alias("m")).to_series()
 
     def mask_np(self, lines: pl.Series) -> Any:
-        """The mask as numpy (``prefilter.masks``: on the chunk's distinct shapes if it has
-        few)."""
-        from parsers import prefilter
+        import numpy as np
 
-        return prefilter.masks(lines, {"m": self})["m"]
+        return np.asarray(self.mask(lines).to_numpy(), dtype=bool)
 
     @functools.cached_property
     def key_parts(self) -> KeyParts | None:
         """The test on digit-zeroed keys (``parsers.dedupe``), or None if its regexes tell
         digits apart: the digit-free literals and the regexes exactly; the literals with a
         digit relaxed (each digit as ``0``), to be confirmed on the line (``confirm``)."""
-        from parsers import dedupe
-
         pf = self.source
         if not all(dedupe.digit_blind(r) for r in pf.regexes):
             return None
