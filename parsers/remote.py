@@ -158,12 +158,42 @@ def stat(url: str) -> tuple[int | None, datetime | None]:
     return (int(size) if isinstance(size, int | float) else None), when
 
 
+class RemoteReadError(RuntimeError):
+    """A read of a URL failed part way (the connection dropped, the store refused): the
+    message names the URL and how far the read got."""
+
+
 def open_raw(url: str) -> Any:
     """A binary reader of the file at ``url`` (streaming: see the module's choices)."""
     fs, path = filesystem(url)
     try:
         if protocol(url) in _STREAMING:
-            return fs.open(path, "rb", block_size=0)
-        return fs.open(path, "rb")
+            return _Guarded(fs.open(path, "rb", block_size=0), url)
+        return _Guarded(fs.open(path, "rb"), url)
     except FileNotFoundError:
         raise OSError(f"{url}: no such file (any more)") from None
+
+
+class _Guarded:
+    """An fsspec file whose read errors (the backends' own: aiohttp's ``ClientPayloadError``,
+    botocore's, or an ``OSError`` such as a reset connection) become one
+    ``RemoteReadError`` naming the URL and the bytes read before it."""
+
+    def __init__(self, raw: Any, url: str) -> None:
+        self.raw, self.url, self.done = raw, url, 0
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            got: bytes = self.raw.read(n)
+        except Exception as e:  # any backend's error: named, with what to do
+            raise RemoteReadError(
+                f"{self.url}: the read failed after {self.done:,} bytes ({type(e).__name__}: "
+                f"{_why(e)}); check the network or the store, then rerun") from None
+        self.done += len(got)
+        return got
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)

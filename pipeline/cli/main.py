@@ -70,7 +70,7 @@ FAILURES = ("parsers.timeutil.TimeError", "pipeline.ingest.ruletable.RulesError"
             "parsers.hostlist.HostlistError", "pipeline.analyze.run.AnalysisError",
             "pipeline.model.rates.RatesError", "pipeline.simulate.run.SimulateError",
             "pipeline.report.pdf.PdfError", "pipeline.ingest.outputs.OutputError",
-            "pipeline.ingest.parallel.ParallelError")
+            "pipeline.ingest.parallel.ParallelError", "parsers.remote.RemoteReadError")
 
 
 def _is_one_of(e: BaseException, names: tuple[str, ...]) -> bool:

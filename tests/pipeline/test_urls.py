@@ -177,3 +177,55 @@ def test_missing_backend_and_missing_url_are_one_line_errors(
         lines = r.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("Error: ") and says in lines[0], r.output
         assert "Traceback" not in r.output
+
+
+class _Dropped(Exception):
+    """What aiohttp raises when a response ends early (ClientPayloadError): no OSError."""
+
+
+def test_a_read_that_fails_part_way_is_one_line(tmp_path: Path) -> None:
+    """A connection that drops in the middle of a file: exit 1, one line naming the URL and
+    how far the read got, no traceback, no output committed."""
+    import io
+
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class Dropping(io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self.data, self.pos = data, 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b: Any) -> int:
+            if self.pos >= len(self.data) // 2:
+                raise _Dropped("Response payload is not completed")
+            n = min(len(b), len(self.data) // 2 - self.pos)
+            b[:n] = self.data[self.pos:self.pos + n]
+            self.pos += n
+            return n
+
+    class DroppingFS(MemoryFileSystem):  # type: ignore[misc]
+        protocol = "dropping"
+
+        @classmethod
+        def _strip_protocol(cls, path: str) -> str:
+            return str(MemoryFileSystem._strip_protocol(path.removeprefix("dropping://")))
+
+        def _open(self, path: str, mode: str = "rb", **kw: Any) -> Any:
+            if "w" in mode:
+                return super()._open(path, mode, **kw)
+            return io.BufferedReader(Dropping(super()._open(path, "rb").read()))
+
+    fsspec.register_implementation("dropping", DroppingFS, clobber=True)
+    job = sorted((DEMO / "jobs").iterdir())[0]
+    DroppingFS().pipe("/drop/" + job.name, job.read_bytes() * 40)
+    r = CliRunner().invoke(main, ["ingest", f"dropping://drop/{job.name}",
+                                  "--out", str(tmp_path / "out")])
+    assert r.exit_code == 1, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.output
+    assert f"drop/{job.name}: the read failed after " in lines[0]
+    assert "_Dropped: Response payload is not completed" in lines[0]
+    assert "check the network" in lines[0]
+    assert not (tmp_path / "out" / "events.parquet").exists()
