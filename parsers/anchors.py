@@ -162,6 +162,8 @@ class CompiledPrefilter:
         self.pattern = pf.pattern()
         self.py = re.compile(self.pattern)
         self.literals = sorted(pf.literals)
+        self.literal_pattern = "|".join(
+            re.escape(x) for x in sorted(pf.literals, key=lambda v: (-len(v), v)))
         ci = sorted(pf.ci_literals)
         self.ci_ascii = ci if all(x.isascii() for x in ci) else []
         rest = [f"(?:{r})" for r in sorted(pf.regexes)]
@@ -171,14 +173,33 @@ class CompiledPrefilter:
 
     def expr(self, col: pl.Expr, n: int) -> pl.Expr:
         """The candidate test as a polars expression for a chunk of ``n`` lines."""
-        if n >= SPLIT_BELOW or not self.literals:
-            return col.str.contains(self.pattern).fill_null(False)
+        parts = self.exprs(col, n)
+        e = parts[0]
+        for x in parts[1:]:
+            e = e | x
+        return e
+
+    def exprs(self, col: pl.Expr, n: int) -> list[pl.Expr]:
+        """The test as expressions whose union it is, for a chunk of ``n`` lines: on a large
+        chunk the literals as one alternation (the regex crate's literal searcher) and the
+        rest as another, ~15 + ~13 ms per 8 MiB of syslog against ~33 ms for the whole
+        alternation, whose every regex branch costs the literals their fast path (and the
+        two run on two threads of a query)."""
+        if n >= SPLIT_BELOW:
+            if not self.literals or not (self.regex or self.ci_ascii):
+                return [col.str.contains(self.pattern).fill_null(False)]
+            rest = self.regex
+            if self.ci_ascii:
+                ci = "(?i:" + "|".join(re.escape(x) for x in self.ci_ascii) + ")"
+                rest = ci + ("|" + rest if rest else "")
+            return [col.str.contains(self.literal_pattern).fill_null(False),
+                    col.str.contains(rest).fill_null(False)]
         e = col.str.contains_any(self.literals)
         if self.ci_ascii:
             e = e | col.str.contains_any(self.ci_ascii, ascii_case_insensitive=True)
         if self.regex:
             e = e | col.str.contains(self.regex)
-        return e.fill_null(False)
+        return [e.fill_null(False)]
 
     def mask(self, lines: pl.Series) -> pl.Series:
         return pl.DataFrame({"l": lines}).select(

@@ -126,12 +126,21 @@ def _evaluate(lines: pl.Series, patterns: dict[str, Pattern], month_patterns: di
     if not patterns and not month_patterns:
         return {}
     col = pl.col("l")
-    exprs = [(p.expr(col, len(lines)) if isinstance(p, CompiledPrefilter)
-              else col.str.contains(p).fill_null(False)).alias(k)
-             for k, p in patterns.items()]
+    exprs: list[pl.Expr] = []
+    cols: dict[str, list[str]] = {}
+    for k, p in patterns.items():
+        parts = (p.exprs(col, len(lines)) if isinstance(p, CompiledPrefilter)
+                 else [col.str.contains(p).fill_null(False)])
+        cols[k] = [f"{k}\0{i}" for i in range(len(parts))]
+        exprs += [e.alias(c) for e, c in zip(parts, cols[k], strict=True)]
     exprs += [_month_expr(col, p).alias(k) for k, p in month_patterns.items()]
     df = pl.DataFrame({"l": lines}).select(exprs)
-    out = {k: np.asarray(df.get_column(k).to_numpy(), dtype=bool) for k in patterns}
+    out = {}
+    for k, names in cols.items():
+        got = np.asarray(df.get_column(names[0]).to_numpy(), dtype=bool)
+        for c in names[1:]:
+            got = got | np.asarray(df.get_column(c).to_numpy(), dtype=bool)
+        out[k] = got
     for k, p in month_patterns.items():
         got = np.array(df.get_column(k).to_numpy(), np.int64)
         out[k] = got if raw_months else _extract_rest(lines, p, got)
