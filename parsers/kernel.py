@@ -168,10 +168,11 @@ class KernelLogParser(LineParser):
         return kernel_plan.masks(lines)
 
     def _short_fmts(self, hint: np.ndarray) -> np.ndarray:
-        """The ``Mon DD`` variant each line gets (``_short_fmt``'s rule, forward-filled)."""
-        out = prefilter.forward_fill(hint, self.short_fmt)
+        """The ``Mon DD`` variant each line gets (``_short_fmt``'s rule, forward-filled), as
+        codes of ``kernel_plan.FMTS``."""
+        out = kernel_plan.forward_fill(hint, kernel_plan.FMTS.index(self.short_fmt))
         if out.size:
-            self.short_fmt = str(out[-1])
+            self.short_fmt = kernel_plan.FMTS[int(out[-1])]
         return out
 
     def set_context(self, text: str, line_no: int) -> bool:
@@ -195,7 +196,8 @@ class KernelLogParser(LineParser):
         self.years.pinned = year
 
     def pin(self, values: dict[str, Any] | None) -> None:
-        self._pinned_fmt = None if values is None else values.get("short_fmt")
+        code = None if values is None else values.get("short_fmt")
+        self._pinned_fmt = None if code is None else kernel_plan.FMTS[int(code)]
 
     def open_wake(self) -> bool:
         """Open only by a GSP report or an SXid (which the next kernel line that is not

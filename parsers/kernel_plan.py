@@ -39,12 +39,24 @@ def masks(lines: pl.Series) -> dict[str, np.ndarray]:
         **FMT_HINTS}, {"month": V_SHORT})
 
 
+#: the ``Mon DD`` variants by code (``fmt_hints``); 0: the line keeps the file's current one
+FMTS = ("", "journal-short", "journal-short-precise", "syslog-rfc3164")
+
+
 def fmt_hints(m: dict[str, np.ndarray], short: np.ndarray) -> np.ndarray:
-    """The variant each ``Mon DD`` line decides by itself ("" where it keeps the file's
-    current one), as ``_short_fmt`` decides it (``m``: the ``FMT_HINTS`` masks)."""
+    """The variant each ``Mon DD`` line decides by itself, as a code of ``FMTS`` (0 where it
+    keeps the file's current one), as ``_short_fmt`` decides it (``m``: the ``FMT_HINTS``
+    masks)."""
     rfc = m["rfc_pri"] | m["rfc_day"] | m["rfc_up"]
-    out = np.full(short.size, "", dtype=object)
-    out[short & m["zero"]] = "journal-short"
-    out[short & m["frac"]] = "journal-short-precise"
-    out[short & rfc] = "syslog-rfc3164"
+    out = np.zeros(short.size, np.int8)
+    out[short & m["zero"]] = 1
+    out[short & m["frac"]] = 2
+    out[short & rfc] = 3
     return out
+
+
+def forward_fill(codes: np.ndarray, start: int) -> np.ndarray:
+    """Each 0 replaced by the last non-zero code before it (``start`` before the first)."""
+    idx = np.where(codes > 0, np.arange(codes.size), -1)
+    np.maximum.accumulate(idx, out=idx)
+    return np.where(idx >= 0, codes[np.maximum(idx, 0)], start).astype(np.int8)

@@ -147,19 +147,6 @@ def _evaluate(lines: pl.Series, patterns: dict[str, Pattern], month_patterns: di
     return out
 
 
-def forward_fill(values: np.ndarray, start: object) -> np.ndarray:
-    """Object array: each empty string replaced by the last non-empty value before it
-    (``start`` before the first)."""
-    has = values != ""
-    idx = np.where(has, np.arange(values.size), -1)
-    np.maximum.accumulate(idx, out=idx)
-    out = np.empty(values.size, dtype=object)
-    out[:] = start
-    ok = idx >= 0
-    out[ok] = values[idx[ok]]
-    return out
-
-
 def blank(lines: pl.Series) -> np.ndarray:
     return mask(lines, r"^\s*$")
 
