@@ -96,7 +96,7 @@ def test_digit_blind(pattern: str, blind: bool) -> None:
 
 
 def test_keys_zero_every_ascii_digit_and_nothing_else() -> None:
-    lines = _lines(3000, seed=3) + ["\u0663\u0664 caf\u00e9 12", "1234567890123", "x" * 40]
+    lines = [*_lines(3000, seed=3), "\u0663\u0664 caf\u00e9 12", "1234567890123", "x" * 40]
     data = ("\n".join(lines) + "\n").encode()
     series = reader.lines_series(data)  # string views: inline lines and long ones
     want = [x.translate(str.maketrans("123456789", "000000000")) for x in lines]
