@@ -28,14 +28,13 @@ part is, UNPARSED if any non-progress-bar part is unrecognised, NOISE otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, timezone
+from datetime import UTC
 from typing import Any, ClassVar
-from zoneinfo import ZoneInfo
 
 import numpy as np
 import polars as pl
 
-from parsers import fastrows, joblog_plan, joblog_preset, prefilter, progress_batch
+from parsers import fastrows, joblog_frame, joblog_plan, joblog_preset, prefilter
 from parsers.base import (
     EVENT,
     NOISE,
@@ -49,7 +48,8 @@ from parsers.base import (
 )
 from parsers.deepspeed import DeepSpeedMatcher
 from parsers.hf_trainer import TQDM, HfTrainerMatcher
-from parsers.joblog_fast import FastIterations, megatron_iterations, view_series
+from parsers.joblog_fast import FastIterations, megatron_iterations
+from parsers.joblog_frame import NO_TS
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.joblog_preset import TqdmRows, tqdm_lines
 from parsers.joblog_preset import strip_ansi as _strip_ansi
@@ -292,7 +292,7 @@ class JobLogParser(LineParser):
                 super().parse_chunk(lines, first_line_no,
                                     NOT_PREPARED if prep.whole is None else prep.whole)
             return
-        fast_ts, fast_flag, fast_rank, keep = self._fast_prefix(lines, fast)
+        fast_ts, fast_flag, fast_rank, keep = joblog_frame.fast_prefix(self.ctx.tz, fast)
         if not keep.any():  # e.g. every line with its own kubectl stamp
             kube = fast_flag == 2
             if kube.any() and prefilter.enabled() and len(lines) >= SMALL_CHUNK:
@@ -307,8 +307,8 @@ class JobLogParser(LineParser):
             self._planned_rest(lines, first_line_no, rows, fast_ts, prep)
         else:
             self._every_rest(lines, first_line_no, rows, fast_ts)
-        self._add_fast_frame(fast, keep, rows, fast_ts, fast_flag, fast_rank, first_line_no,
-                             start_state)
+        joblog_frame.add_fast_frame(self, fast, keep, rows, fast_ts, fast_flag, fast_rank,
+                                    first_line_no, start_state)
 
     def _planned_rest(self, lines: pl.Series, first: int, rows: np.ndarray,
                       fast_ts: np.ndarray, prep: Prepared) -> None:
@@ -318,7 +318,7 @@ class JobLogParser(LineParser):
         status[rows] = EVENT
         plan = self._rest_plan(lines, prep, rows, fast_ts)
         self.parse_planned(lines, first, plan, status)
-        if (fast_ts == _NO_TS).any() and plan.context is not None:
+        if (fast_ts == NO_TS).any() and plan.context is not None:
             rest_ctx = np.flatnonzero(plan.context & (status < 0))
             for i, text in zip(rest_ctx.tolist(), lines.gather(rest_ctx).to_list(),
                                strict=True):
@@ -343,7 +343,7 @@ class JobLogParser(LineParser):
             cand[idx], noise[idx] = p.candidate, p.noise
             if p.context is not None:
                 ctx[idx] = p.context
-        ctx[rows[fast_ts != _NO_TS]] = True
+        ctx[rows[fast_ts != NO_TS]] = True
         return prefilter.ChunkPlan(candidate=cand, noise=noise, context=ctx)
 
     def _every_rest(self, lines: pl.Series, first_line_no: int, rows: np.ndarray,
@@ -354,8 +354,8 @@ class JobLogParser(LineParser):
         taken[rows] = True
         rest = np.flatnonzero(~taken)
         # latest stamped vectorised row before each remaining row (file order)
-        stamped = rows[fast_ts != _NO_TS]
-        stamped_ts = fast_ts[fast_ts != _NO_TS]
+        stamped = rows[fast_ts != NO_TS]
+        stamped_ts = fast_ts[fast_ts != NO_TS]
         if stamped.size:
             k = np.searchsorted(stamped, rest) - 1
             prev_line = np.where(k >= 0, stamped[np.maximum(k, 0)] + first_line_no, -1)
@@ -394,122 +394,5 @@ class JobLogParser(LineParser):
     def is_open(self) -> bool:
         return any(m.is_open() for m in self.matchers) or self.fallback.is_open()
 
-    def _fast_prefix(self, lines: pl.Series, fast: Any
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Own ts (us, or _NO_TS), flag code, rank (-1 none) and keep-mask of fast rows."""
-        m = len(fast.rows)
-        ts = np.full(m, _NO_TS, np.int64)
-        flag = np.zeros(m, np.int8)  # 0 none, 1 assumed_tz, 2 exact
-        rank = np.full(m, -1, np.int64)
-        keep = np.ones(m, bool)
-        has_stamp = fast.stamp_s >= 0
-        if has_stamp.any():
-            ts[has_stamp] = self._naive_to_us(fast.stamp_s[has_stamp])
-            flag[has_stamp] = 1
-        pe = fast.prefix_end
-        trivial = (pe == 0) | ((pe == 1) & (fast.data[fast.starts] == 32))
-        if trivial.all():
-            return ts, flag, rank, keep
-        idx = np.flatnonzero(~trivial)
-        pre = view_series(fast.data, fast.starts[idx], pe[idx], "p")
-        uniq = pre.unique()
-        if len(uniq) > 4096:
-            keep[idx] = False
-            # ``kubectl logs --timestamps``: every prefix a different RFC3339Nano UTC stamp;
-            # those rows go through ``joblog_preset.kube_chunk`` (flag 2, keep False)
-            g = pl.col("p").str.extract_groups(_V_KUBECTL)
-            kts = pl.DataFrame({"p": pre}).select(
-                fastrows.iso_us(g.struct.field("1"), g.struct.field("2"), 0)).to_series()
-            kts_np = np.asarray(kts.fill_null(_NO_TS).to_numpy(), np.int64)
-            got = kts_np != _NO_TS
-            ts[idx[got]], flag[idx[got]] = kts_np[got], 2
-            return ts, flag, rank, keep
-        table: dict[str, tuple[int, int, int, bool]] = {}
-        rec = Prefix()
-        for u in uniq.to_list():
-            r = split_prefix(u, self.ctx.tz, rec)
-            table[u] = (r.ts if r.ts is not None else _NO_TS,
-                        2 if r.flag == "exact" else (1 if r.flag else 0),
-                        r.rank if r.rank is not None else -1, not r.msg.strip())
-        for j, u in zip(idx.tolist(), pre.to_list(), strict=True):
-            t, fl, rk, ok = table[u]
-            if not ok:
-                keep[j] = False
-                continue
-            if t != _NO_TS:
-                ts[j], flag[j] = t, fl
-            rank[j] = rk
-        return ts, flag, rank, keep
-
-    def _naive_to_us(self, secs: np.ndarray) -> np.ndarray:
-        """Naive local epoch seconds (in --tz) -> UTC epoch microseconds."""
-        tz = self.ctx.tz
-        if tz is UTC:
-            return secs * 1_000_000
-        if isinstance(tz, timezone):
-            off = tz.utcoffset(None)
-            return (secs - int(off.total_seconds())) * 1_000_000
-        if isinstance(tz, ZoneInfo):
-            s = pl.from_epoch(pl.Series(secs), time_unit="s").dt.replace_time_zone(
-                tz.key, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
-            out = s.dt.epoch("us").fill_null(_NO_TS).to_numpy()
-            return np.asarray(out, np.int64)
-        from datetime import datetime
-
-        from parsers.timeutil import to_us
-
-        uniq, inv = np.unique(secs, return_inverse=True)
-        conv = np.array([to_us(datetime.fromtimestamp(int(u), UTC).replace(tzinfo=tz))
-                         for u in uniq], np.int64)
-        return np.asarray(conv[inv], np.int64)
-
-    def _add_fast_frame(self, fast: Any, keep: np.ndarray, rows: np.ndarray, ts: np.ndarray,
-                        flag: np.ndarray, rank: np.ndarray, first: int,
-                        start_state: tuple[int, int | None]) -> None:
-        """Rows of the vectorised iteration lines; inherited stamps resolved over all lines."""
-        line_no = rows + first
-        own = ts != _NO_TS
-        flag = flag.copy()
-        if not own.all():
-            # timeline of every stamp up to this chunk's end: previous chunks, per-line, fast
-            t_lines = [np.array([start_state[0]], np.int64)] if start_state[1] is not None \
-                else []
-            t_ts = [np.array([start_state[1]], np.int64)] if start_state[1] is not None else []
-            if self._own:
-                arr = np.array(self._own, np.int64)
-                t_lines.append(arr[:, 0])
-                t_ts.append(arr[:, 1])
-            t_lines.append(line_no[own])
-            t_ts.append(ts[own])
-            tl = np.concatenate(t_lines) if t_lines else np.zeros(0, np.int64)
-            tt = np.concatenate(t_ts) if t_ts else np.zeros(0, np.int64)
-            order = np.argsort(tl, kind="stable")
-            tl, tt = tl[order], tt[order]
-            miss = np.flatnonzero(~own)
-            k = np.searchsorted(tl, line_no[miss]) - 1
-            found = k >= 0
-            ts[miss] = np.where(found, tt[np.maximum(k, 0)], _NO_TS)
-            flag[miss] = np.where(found, 3, 4)
-        # the state after this chunk: the latest stamp among per-line and fast rows
-        if own.any():
-            last = int(np.flatnonzero(own)[-1])
-            if line_no[last] > self._last_line:
-                self._last_line, self._last_ts = int(line_no[last]), int(ts[last])
-        n = len(rows)
-        self.events.add_batch(progress_batch.make(
-            ts, ts == _NO_TS, flag, rank, fast.iteration[keep], fast.value[keep], line_no, {
-                "host": self._path_host, "host_from": self._path_host_from,
-                "source": self.name, "format": "megatron", "kind": "iteration",
-                "job_id": self.ctx.job_hint, "file": self.ctx.path}))
-        self.acct.read += n
-        self.acct.events += n
-
-
-_NO_TS = np.iinfo(np.int64).min
-
-#: a prefix that is only ``kubectl logs --timestamps``' RFC3339Nano UTC stamp (and spaces):
-#: split_prefix reads it as an exact stamp and nothing else (a date that does not exist is
-#: null here and left to split_prefix)
-_V_KUBECTL = r"^(" + fastrows.ISO_SECONDS + r")(?:\.([0-9]{1,9}))?Z +$"
 
 PARSERS = [JobLogParser]

@@ -40,13 +40,13 @@ import pyarrow as pa
 from parsers import fastrows, prefilter
 from parsers.anchors import CompiledPrefilter
 from parsers.base import EVENT
+from parsers.joblog_frame import NO_TS
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.schema import EVENTS
 
 #: a ``parsers.joblog.JobLogParser`` (this module works on its state; joblog imports it)
 JobLogParser = Any
 
-_NO_TS = np.iinfo(np.int64).min  #: as parsers.joblog: no stamp
 
 
 def strip_ansi(part: str) -> str:
@@ -181,7 +181,7 @@ def tqdm_chunk(p: JobLogParser, lines: pl.Series, first: int, t: TqdmRows) -> No
     plan, marks, states = with_preset(p, lines, first, t.lines)
     ts = _inherited(p, lines, first, plan, t.lines, marks, states, start)
     row_ts = ts[np.searchsorted(t.lines, t.row_line)]
-    missing = row_ts == _NO_TS
+    missing = row_ts == NO_TS
     const = {"host": p._path_host, "host_from": p._path_host_from, "source": p.name,
              "job_id": p.ctx.job_hint, "file": p.ctx.path}
     frame = t.frame.with_columns(
@@ -199,16 +199,16 @@ def tqdm_chunk(p: JobLogParser, lines: pl.Series, first: int, t: TqdmRows) -> No
 def _inherited(p: JobLogParser, lines: pl.Series, first: int, plan: prefilter.ChunkPlan,
                fast: np.ndarray, marks: fastrows.Marks, states: list[int | None],
                start: int | None) -> np.ndarray:
-    """``_last_ts`` as the per-line path has it at each fast line (``_NO_TS``: none):
+    """``_last_ts`` as the per-line path has it at each fast line (``NO_TS``: none):
     the state after the last line read per line before it, unless a stamped context line
     Python did not read comes after that one (then that line's stamp)."""
     parsed = np.asarray(marks.parsed, np.int64) - first
     ctx = np.setdiff1d(np.flatnonzero(plan.context), parsed) if plan.context is not None \
         else None
-    state = np.array([_NO_TS if s is None else s for s in states], np.int64)
+    state = np.array([NO_TS if s is None else s for s in states], np.int64)
     # a sentinel first entry: the state at the chunk's start, "read" at line -1
     parsed = np.concatenate(([-1], parsed))
-    state = np.concatenate(([_NO_TS if start is None else start], state))
+    state = np.concatenate(([NO_TS if start is None else start], state))
     pi = np.searchsorted(parsed, fast) - 1  # >= 0: every fast line is after line -1
     out = state[pi].astype(np.int64)
     if ctx is None:
