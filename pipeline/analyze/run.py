@@ -42,6 +42,7 @@ from pipeline.analyze.rootcause import (
 from pipeline.analyze.runs import link_attempts, load_run_map
 from pipeline.analyze.skew import DEFAULT_MAX_SKEW_S, estimate_skew
 from pipeline.analyze.slowdown import Episode, find_episodes, observed_seconds
+from pipeline.ingest.sink import connect
 
 SCHEMA = "tormortem.analysis/1"
 COMPONENTS = ("t_opt", "slow", "lost", "ckpt_save", "startup", "hang", "repair", "tail")
@@ -64,7 +65,7 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                job_output: list[str] | None = None, clock_skew: bool = True,
                max_skew_s: float = DEFAULT_MAX_SKEW_S, skew_tolerance_s: float = 0.0
                ) -> dict[str, Any]:
-    con = duckdb.connect(str(db))
+    con = connect(db)
     try:
         con.execute("SET TimeZone = 'UTC'")
         fidelity = link_attempts(con, load_run_map(run_map), job_output)

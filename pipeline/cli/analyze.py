@@ -101,7 +101,7 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
         stage = w.path  # everything is built here; `out` changes only at the commit
         ingested, result, rates_docs = _run(found.files, stage, run_map, ideal, before, after,
                                             _Ingest(source, tz_of(tz), year, rules_files,
-                                                    jobs, scheduler), link)
+                                                    jobs, scheduler), link, folder=out)
         written = _report(stage, result, rates_docs) if with_report else []
         w.commit(**manifest_fields("analyze", paths, out, found, ingested,
                                    tz=tz, year=year, source=source,
@@ -154,8 +154,8 @@ class _Ingest:
 
 
 def _run(files: list[Any], out: Path, run_map: Path | None, ideal: float | None,
-         before: float, after: float, how: _Ingest, link: dict[str, Any]
-         ) -> tuple[Any, dict[str, Any], list[Path]]:
+         before: float, after: float, how: _Ingest, link: dict[str, Any],
+         folder: Path | None = None) -> tuple[Any, dict[str, Any], list[Path]]:
     from parsers.inputs import input_size
     from pipeline.analyze.run import analyze_db
     from pipeline.cli.progress import ingest_progress
@@ -168,7 +168,7 @@ def _run(files: list[Any], out: Path, run_map: Path | None, ideal: float | None,
             ingest_progress(files) as advance:
         ingested = ingest(files, out, tz=how.tz, year=how.year, source=how.source,
                           extra_rules=list(how.rules_files), progress=advance,
-                          jobs=how.jobs, scheduler=how.scheduler)
+                          jobs=how.jobs, scheduler=how.scheduler, folder=folder)
     with output.Phase("analyze", "attempts, runs, decomposition, root causes, fail-slow"):
         result = analyze_db(out / "tormortem.duckdb", run_map=run_map, ideal_step_s=ideal,
                             before_s=before, after_s=after, **link)

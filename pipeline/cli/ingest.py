@@ -67,7 +67,7 @@ def ingest_cmd(paths: tuple[str, ...], out: Path, source: str | None, tz: str,
         with ingest_progress(found.files) as advance:
             result = ingest(found.files, w.path, tz=tz_of(tz), year=year, source=source,
                             extra_rules=list(rules_files), progress=advance, jobs=jobs,
-                            scheduler=scheduler)
+                            scheduler=scheduler, folder=out)
         w.commit(**manifest_fields("ingest", paths, out, found, result, tz=tz,
                                    year=year, source=source,
                                    rules=[str(r) for r in rules_files]))

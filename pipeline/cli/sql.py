@@ -53,13 +53,15 @@ def sql_cmd(directory: Path, query: str | None, fmt: str | None) -> None:
     """
     import duckdb
 
+    from pipeline.ingest.sink import connect
+
     fmt = output.chosen_format(fmt)
     db = directory / "tormortem.duckdb" if directory.is_dir() else directory
     if not db.is_file():
         raise click.ClickException(f"no tormortem.duckdb in {directory}; run `tormortem "
                                    f"analyze LOGS --out {directory}` (or ingest) first")
     try:
-        con = duckdb.connect(str(db), read_only=True)
+        con = connect(db, read_only=True)
     except duckdb.Error as e:
         raise click.ClickException(f"cannot open {db}: {e}") from None
     try:

@@ -33,7 +33,6 @@ from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile
 from parsers.schema import EVENTS
 from pipeline.ingest import ruletable as rules_mod
-from pipeline.ingest.sink import create_tables, events_view_sql
 
 FIELDS = ("file", "line_no", "source", "kind", "category", "code", "rule", "ts", "host",
           "message")
@@ -103,20 +102,23 @@ def iter_explain(files: list[InputFile], *, tz: tzinfo, year: int | None = None,
 
 
 def _classify(con: duckdb.DuckDBPyConnection, batches: list[pa.RecordBatch]) -> pa.Table:
-    """The batches through ``classified_events``; the tables behind the view ``events``
-    (``_tables``) hold one call's rows at a time."""
-    con.execute("DELETE FROM events_other")
+    """The batches through ``classified_events``; the table ``events`` (``_tables``) holds
+    one call's rows at a time, numbered."""
+    con.execute("DELETE FROM events")
     con.register("batch_arrow", pa.Table.from_batches(batches, EVENTS))
-    con.execute("INSERT INTO events_other SELECT * FROM batch_arrow")
+    con.execute("INSERT INTO events SELECT row_number() OVER () AS event_id, * "
+                "FROM batch_arrow")
     con.unregister("batch_arrow")
     return rules_mod.classify(con)
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> None:
-    """The tables behind the view ``events``, made once (creating and dropping them per batch
-    cost ~20 ms, most of explain's time on a folder of small files)."""
-    create_tables(con, "events_other")
-    con.execute(events_view_sql())
+    """The table ``events`` (``event_id`` and the EVENTS columns, as the ingested view), made
+    once (creating and dropping it per batch cost ~20 ms, most of explain's time on a folder
+    of small files)."""
+    con.register("events_arrow", EVENTS.empty_table())
+    con.execute("CREATE TABLE events AS SELECT 0::BIGINT AS event_id, * FROM events_arrow")
+    con.unregister("events_arrow")
 
 
 def _split(held: list[pa.Table], upto: int) -> tuple[list[pa.Table], list[pa.Table]]:

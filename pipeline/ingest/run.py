@@ -7,19 +7,19 @@ Writes into ``out``:
 * ``line_accounting.parquet``   per file: lines read = events + irrelevant + unparsed
 * ``unparsed_samples.parquet``  up to 20 unparsed lines per file, for the user to look at
 * ``tormortem.duckdb``          the same as tables (``attempts``, ``job_steps``,
-  ``line_accounting``, ``unparsed_samples``, ``rules``) plus the views ``events`` (over the
-  tables ``events_other``, ``progress`` and ``progress_groups``, see ingest_sink.py) and
-  ``classified_events``.
+  ``line_accounting``, ``unparsed_samples``, ``rules``) plus the views ``events`` (over
+  events.parquet, see sink.py: open it with ``sink.connect``) and ``classified_events``.
 
 Memory stays bounded: parsers hand over Arrow batches per chunk and they go straight to the
-Parquet writer (and the narrow progress rows to DuckDB); DuckDB loads the other events from
-events.parquet at the end (sink.py), under ``DUCKDB_MEMORY``. Kernel lines stamped only with
-uptime are anchored here, per host, when another line of that host carries both wall time and
-uptime (syslog's ``kernel: [12345.678]`` lines).
+Parquet writer. Kernel lines stamped only with uptime are anchored here, per host, when another
+line of that host carries both wall time and uptime (syslog's ``kernel: [12345.678]`` lines):
+events.parquet is then written again with those stamps, rows in the same order.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -36,10 +36,10 @@ from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile, ReadStats
 from parsers.remote import process_local
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
-from pipeline.ingest import parallel, parts, unknown
+from pipeline.ingest import outputs, parallel, parts, unknown
 from pipeline.ingest import ruletable as rules_mod
 from pipeline.ingest.dedup import Fingerprint, survey
-from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, events_view_sql
+from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, connect, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
 #: DuckDB's buffer pool while ingesting (its default, 80% of RAM, let it keep the whole events
@@ -75,8 +75,10 @@ class IngestResult:
 def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | None = None,
            source: str | None = None, extra_rules: list[Path] | None = None,
            progress: ProgressFn | None = None, jobs: int | None = 1,
-           scheduler: str | None = None) -> IngestResult:
+           scheduler: str | None = None, folder: Path | None = None) -> IngestResult:
     """Parse ``files`` into ``out`` (created; an existing database there is replaced).
+    ``folder``: where the outputs will be read from, if not ``out`` (a staging folder); the
+    database's view ``events`` looks for events.parquet there when opened by another program.
 
     ``jobs`` > 1 parses files in that many processes (None: ``parallel.auto_jobs``),
     ``scheduler`` (``tcp://HOST:PORT``) on a Dask cluster (``parallel.py``); the output is the
@@ -90,10 +92,10 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
         if p.exists():
             p.unlink()
     pool = parallel.warm_pool(jobs, files) if scheduler is None else None
-    con = duckdb.connect(str(db_path))
+    con = connect(db_path, check=False)
     try:
         con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
-        ev = EventSink(out, con)
+        ev = EventSink(out)
         rec = ParquetSink(out / "attempts.parquet", ATTEMPTS)
         result = IngestResult(out)
         prints = survey(files).prints
@@ -107,11 +109,12 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
                 if progress:
                     progress(f, res.nbytes)
         finally:
-            result.events = ev.close()
+            events_id = _events_id(result, tz, year, source, rules)
+            result.events = ev.close(events_id)
             rec.close()
         result.records = rec.rows
         _write_accounting(result, out)
-        _build_db(result, out, con, rules)
+        _build_db(result, out, con, rules, folder or out, events_id)
     finally:
         con.close()
         if pool is not None:
@@ -203,25 +206,24 @@ def _write_accounting(result: IngestResult, out: Path) -> None:
     pq.write_table(unknown.to_table(templates), out / "unknown_templates.parquet")
 
 
+def _events_id(result: IngestResult, tz: tzinfo, year: int | None, source: str | None,
+               rules: pa.Table) -> str:
+    """What ties events.parquet to its database (sink.py): a digest of what the events were
+    made from -- the tool's version, the inputs (name, size, SHA-256, notes), the options and
+    the rules -- so the same run on the same inputs writes the same file."""
+    doc = {"version": outputs.tool_version(), "inputs": result.inputs, "tz": str(tz), "year": year,
+           "source": source, "rules": rules.to_pylist()}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
-              rules: pa.Table) -> None:
+              rules: pa.Table, folder: Path, events_id: str) -> None:
     con.execute("SET TimeZone = 'UTC'")
-    # events_raw and progress were filled by the EventSink; row order is not the files' order:
-    # queries order by file, line_no where order matters
-    row = con.execute("SELECT count(*) FROM events_raw "
+    con.execute(events_view_sql(folder, events_id))
+    row = con.execute("SELECT count(*) FROM events "
                       "WHERE ts IS NULL AND uptime_s IS NOT NULL").fetchall()[0]
     if row is not None and row[0]:
-        con.execute(rules_mod.sql("events_anchored"))
-        con.execute("DROP TABLE events_raw")
-        con.execute("ALTER TABLE events_anchored RENAME TO events_other")
-        counts = con.execute(
-            "SELECT count(*) FILTER (ts_flag = 'uptime_anchored'),"
-            " count(*) FILTER (ts_flag = 'uptime') FROM events_other").fetchall()[0]
-        assert counts is not None
-        result.anchored, result.unanchored = int(counts[0]), int(counts[1])
-    else:
-        con.execute("ALTER TABLE events_raw RENAME TO events_other")
-    con.execute(events_view_sql())
+        _anchor(result, out, con, events_id)
     for name in ("attempts", "line_accounting", "unparsed_samples", "unknown_templates"):
         con.execute(f"CREATE TABLE {name}_all AS SELECT * FROM "
                     f"read_parquet('{_q(out / (name + '.parquet'))}')")
@@ -233,17 +235,26 @@ def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
     con.execute("ALTER TABLE unknown_templates_all RENAME TO unknown_templates")
     rules_mod.register(con, rules)
     con.execute("CREATE VIEW classified_events AS " + rules_mod.sql("classified_events"))
-    if result.anchored:
-        # rewrite events.parquet with the anchored stamps (schema and descriptions kept)
-        w = EventsParquet(out / "events.parquet.tmp")
-        reader = con.sql("SELECT * EXCLUDE (event_id) FROM events").to_arrow_reader(1 << 20)
-        assert reader is not None
-        for batch in reader:
-            w(pa.RecordBatch.from_arrays(
-                [c.cast(f.type) for c, f in zip(batch.columns, EVENTS, strict=True)],
-                schema=EVENTS))
-        w.close()
-        shutil.move(out / "events.parquet.tmp", out / "events.parquet")
+
+
+def _anchor(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
+            events_id: str) -> None:
+    """events.parquet written again with the uptime-only kernel stamps anchored
+    (``events_anchored.sql``), rows in the same order, schema and descriptions kept."""
+    w = EventsParquet(out / "events.parquet.tmp")
+    reader = con.sql(rules_mod.sql("events_anchored")).to_arrow_reader(1 << 20)
+    assert reader is not None
+    for batch in reader:
+        w(pa.RecordBatch.from_arrays(
+            [c.cast(f.type) for c, f in zip(batch.columns, EVENTS, strict=True)],
+            schema=EVENTS))
+    w.close(events_id)
+    shutil.move(out / "events.parquet.tmp", out / "events.parquet")
+    counts = con.execute(
+        "SELECT count(*) FILTER (ts_flag = 'uptime_anchored'),"
+        " count(*) FILTER (ts_flag = 'uptime') FROM events").fetchall()[0]
+    assert counts is not None
+    result.anchored, result.unanchored = int(counts[0]), int(counts[1])
 
 
 def _q(p: Path) -> str:

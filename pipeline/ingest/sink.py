@@ -1,56 +1,48 @@
-"""Where ingest's rows go while the parsers run: events.parquet and the DuckDB tables.
+"""Where ingest's rows go while the parsers run: events.parquet, and the view over it.
 
-One writer thread (Parquet encoding and DuckDB appends release the GIL, so it overlaps with
-parsing) takes two kinds of batch:
+One writer thread (Parquet encoding releases the GIL, so it overlaps with parsing) takes two
+kinds of batch: EVENTS batches, and compact PROGRESS batches (parsers/progress_batch.py: the
+bulk Megatron iteration rows), expanded to EVENTS. Both are gathered into large groups
+(``GROUP_ROWS``, ``PROGRESS_GROUP_ROWS``) before they are written: one Parquet row group per
+group, which costs a fraction of writing every 8 MiB chunk's rows separately.
 
-* EVENTS batches -> events.parquet; the DuckDB table ``events_raw`` (ingest anchors
-  uptime stamps and renames it ``events_other``) is loaded from those row groups of
-  events.parquet at ``close`` (``_load_events``: DuckDB's read_parquet, one INSERT);
-* compact PROGRESS batches (parsers/progress_batch.py: the bulk Megatron iteration rows)
-  -> events.parquet expanded to EVENTS, and the narrow DuckDB table ``progress`` (ts,
-  iteration, value, line_no, grp); what rows share -- the batch's constants, ts_flag and rank
-  -- goes once per group into ``progress_groups``.
+The database holds no copy of the events: ``events`` in ``tormortem.duckdb`` is a view over the
+events.parquet beside it (``events_view_sql``), with ``event_id`` = the row's number in that
+file. Why: copying them into a DuckDB table (DuckDB 2.0's compression of every column at
+checkpoint) cost more than parsing them on event-heavy logs -- 512 MiB of slurmctld log,
+4.46 M events: 8.3 s of 19.6 s; an HF job log's 6.7 M tqdm updates: 7.9 s of 17 s -- and
+doubled what an output folder takes on disk (268 MB of table beside a 62 MB Parquet file).
+Analysis reads the view as fast as it read the tables (the Llama-3 campaign: 1.57-1.68 s
+against 1.59-1.66 s, the same analysis.json).
 
-Both are gathered into large groups (``GROUP_ROWS``, ``PROGRESS_GROUP_ROWS``) before they are
-written: one Parquet row group (and, for progress rows, one DuckDB append) per group, which
-costs a fraction of writing every 8 MiB chunk's rows separately.
-
-Why events_raw is loaded at the end rather than appended to group by group: DuckDB (2.0) kept
-what hundreds of separate appends to a table of a file-backed database wrote, and its
-checkpoint at ``close`` needed several times the table's size: peak RSS grew with the number of
-events (slurm mix: 1,081 MiB at 542 MB with ``--jobs 1``, 2.7 GiB at 1.08 GB with ``--jobs
-2``), 373 MiB without those appends. One INSERT that DuckDB reads from events.parquet itself,
-in file order (so the same rows and the same rowids, which are ``event_id``), under the
-connection's ``memory_limit`` (``run.DUCKDB_MEMORY``) stays flat: 340-353 MiB for 0.5-1 GiB of
-slurm logs (an INSERT from an Arrow stream of the same batches still held ~300 MiB per million
-rows). The narrow ``progress`` rows are still appended group by group: they are small and their
-peak stayed flat (megatron mix, 365-387 MiB to 1 GiB).
-
-``events_view_sql`` puts the two back together as the view ``events``, so a user (and the
-pipeline) sees one events table with the EVENTS columns, while the database stores the 99%
-progress rows in five numbers each (loading the wide table cost ~1.3 s per GiB of job log;
-each column more ~0.1 s).
+How the view finds the file, whatever the working directory: DuckDB resolves a relative path
+against the working directory first (so a relative path could silently read another folder's
+events.parquet), hence the path is ``getvariable('tormortem_dir')`` -- which ``connect`` sets to
+the database's folder, for every connection tormortem opens -- or, when that is unset (another
+program), the absolute folder the output was written for. And the view checks that the file
+is the one written with this database: its footer carries ``EVENTS_ID_KEY``, a digest of the
+inputs and options (``ingest.run``), which the view compares and otherwise fails with a message
+saying what to do (a folder moved and opened by another program, an events.parquet replaced).
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import queue
 import threading
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from parsers import progress_batch as pb
 from parsers.schema import EVENTS
+from pipeline.ingest.outputs import OutputError
 
-GROUP_ROWS = 1 << 17  #: EVENTS rows gathered before one write (Parquet row group, DuckDB)
-PROGRESS_GROUP_ROWS = 1 << 19  #: progress rows gathered before one write (~20 MB narrow)
+GROUP_ROWS = 1 << 17  #: EVENTS rows gathered before one write (one Parquet row group)
+PROGRESS_GROUP_ROWS = 1 << 19  #: progress rows gathered before one write
 QUEUE_BYTES = 64 << 20  #: batches waiting for the writer thread, at most (bounds memory)
 
 
@@ -85,6 +77,12 @@ EVENTS_PARQUET: dict[str, Any] = {
 }
 
 
+#: the key of events.parquet's footer that ties it to its database (``events_view_sql``)
+EVENTS_ID_KEY = "tormortem:events_id"
+#: the DuckDB variable that tells the view ``events`` where its folder is (``connect``)
+DIR_VARIABLE = "tormortem_dir"
+
+
 class EventsParquet(ParquetSink):
     """events.parquet: written in EVENTS_DICT (progress batches arrive in it; others are
     cast), but its stored Arrow schema is EVENTS, so readers get plain strings (and every
@@ -97,70 +95,65 @@ class EventsParquet(ParquetSink):
         super().__call__(batch if batch.schema.equals(pb.EVENTS_DICT)
                          else batch.cast(pb.EVENTS_DICT))
 
-    def close(self) -> None:
+    def close(self, events_id: str = "") -> None:
         # what store_schema=True would write for EVENTS (Arrow's parquet/arrow/schema.cc:
-        # the IPC-serialised schema, base64)
+        # the IPC-serialised schema, base64); readers of the Arrow schema do not see the id
         self.writer.add_key_value_metadata(
-            {b"ARROW:schema": base64.b64encode(EVENTS.serialize().to_pybytes())})
+            {b"ARROW:schema": base64.b64encode(EVENTS.serialize().to_pybytes()),
+             EVENTS_ID_KEY.encode(): events_id.encode()})
         super().close()
 
 
-_DUCK_NULL_TYPE = {"uptime_s": "DOUBLE", "code": "VARCHAR", "device": "VARCHAR",
-                   "message": "VARCHAR"}
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
-def events_view_sql() -> str:
-    """``CREATE VIEW events``: events_other and the expanded progress rows, EVENTS columns."""
-    cols = []
-    for f in EVENTS:
-        if f.name in GROUP_COLUMNS:
-            cols.append(f"g.{f.name}")
-        elif f.name in pb.NULL:
-            cols.append(f"NULL::{_DUCK_NULL_TYPE[f.name]} AS {f.name}")
-        else:
-            cols.append(f"p.{f.name}")
-    # event_id: a row's identity in this database (classified_events, evidence): the rowid
-    # of events_other, or -1 - rowid for progress rows
-    return ("CREATE OR REPLACE VIEW events AS SELECT rowid AS event_id, * FROM events_other "
-            "UNION ALL SELECT -1 - p.rowid AS event_id, " + ", ".join(cols)
-            + " FROM progress p JOIN progress_groups g ON p.grp = g.grp")
+def events_view_sql(folder: Path, events_id: str) -> str:
+    """``CREATE VIEW events``: every row of ``events.parquet`` (EVENTS columns) and its row
+    number as ``event_id``; the file is looked for where ``connect`` says, else in ``folder``
+    (absolute), and must carry ``events_id`` (see the module docstring)."""
+    path = (f"coalesce(getvariable('{DIR_VARIABLE}'), {_lit(str(folder.resolve()))})"
+            " || '/events.parquet'")
+    stale = (f"{path} || {_lit(' is not the events.parquet written with this database (the ')}"
+             f" || {_lit('folder was moved, or the file replaced): query the folder with ')}"
+             f" || {_lit(f'tormortem sql DIR, or SET VARIABLE {DIR_VARIABLE} = DIR first')}")
+    return (f"CREATE OR REPLACE VIEW events AS SELECT file_row_number AS event_id, "
+            f"* EXCLUDE (file_row_number) FROM read_parquet({path}, file_row_number = true) "
+            f"WHERE (SELECT CASE WHEN count(*) = 1 THEN true ELSE error({stale}) END "
+            f"FROM parquet_kv_metadata({path}) WHERE decode(key) = '{EVENTS_ID_KEY}' "
+            f"AND decode(value) = {_lit(events_id)})")
 
 
-#: what the progress rows of one group share: a batch's constants, how ts was obtained, rank
-GROUP_COLUMNS = (*pb.CONST, "ts_flag", "rank")
-_GROUPS = pa.schema([pa.field("grp", pa.int32())] + [pa.field(c, pa.string()) for c in pb.CONST]
-                    + [pa.field("ts_flag", pa.string()), pa.field("rank", pa.int32())])
-_NARROW = ("ts", "iteration", "value", "line_no")
-
-
-def create_tables(cur: duckdb.DuckDBPyConnection, events_table: str = "events_raw",
-                  events: pa.Table | None = None) -> None:
-    """The tables behind the view ``events``: ``events_table`` (EVENTS columns, filled from
-    ``events`` if given), and ``progress`` / ``progress_groups``, empty."""
-    cur.register("events_arrow", events if events is not None else EVENTS.empty_table())
-    cur.execute(f"CREATE TABLE {events_table} AS SELECT * FROM events_arrow")
-    cur.unregister("events_arrow")
-    cur.execute("CREATE TABLE progress (ts TIMESTAMPTZ, iteration BIGINT, value DOUBLE,"
-                " line_no BIGINT, grp INTEGER)")
-    cur.register("groups_arrow", _GROUPS.empty_table())
-    cur.execute("CREATE TABLE progress_groups AS SELECT * FROM groups_arrow")
-    cur.unregister("groups_arrow")
+def connect(db: Path, read_only: bool = False, check: bool = True
+            ) -> duckdb.DuckDBPyConnection:
+    """A connection to an output folder's ``tormortem.duckdb`` whose view ``events`` reads the
+    events.parquet beside it, wherever the folder now is. ``check``: that file is there and is
+    the one written with this database (else ``OutputError``, one line)."""
+    folder = db.resolve().parent
+    if check and not (folder / "events.parquet").is_file():
+        raise OutputError(f"{folder} has tormortem.duckdb but no events.parquet beside it (the "
+                          "view events reads it): copy output folders whole, or run ingest "
+                          "again")
+    con = duckdb.connect(str(db), read_only=read_only)
+    try:
+        con.execute(f"SET VARIABLE {DIR_VARIABLE} = {_lit(str(folder))}")
+        if check:
+            con.execute("SELECT count(*) FROM (SELECT event_id FROM events LIMIT 1)")
+    except duckdb.Error as e:
+        con.close()
+        msg = str(e).splitlines()[0]
+        raise OutputError(f"{db}: {msg}") from None
+    return con
 
 
 class EventSink:
     """Takes event and progress batches from the parsers; writes them on a thread of its own."""
 
-    def __init__(self, out: Path, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, out: Path) -> None:
         self.parquet = EventsParquet(out / "events.parquet")
-        self.cur = con.cursor()
-        self.cur.execute("SET TimeZone = 'UTC'")
-        create_tables(self.cur)
-        self.groups: dict[tuple[str, int, int], int] = {}
         self.pending: list[pa.RecordBatch] = []
         self.pending_rows = 0
-        #: events.parquet rows written by ``_flush`` (each its own row groups): (start, stop)
-        self.event_rows: list[tuple[int, int]] = []
-        self.progress_pending: list[tuple[np.ndarray, pa.RecordBatch]] = []
+        self.progress_pending: list[pa.RecordBatch] = []
         self.progress_rows = 0
         # bounded by bytes, not batches: a narrow progress batch is ~1 MB, an events batch of
         # kernel lines can be 10 MB; counting batches stalled the parser behind every flush
@@ -212,7 +205,7 @@ class EventSink:
                 self.room.notify()
             try:
                 if is_progress:
-                    self.progress_pending.append((self._groups_of(batch), batch))
+                    self.progress_pending.append(batch)
                     self.progress_rows += batch.num_rows
                     if self.progress_rows >= PROGRESS_GROUP_ROWS:
                         self._flush_progress()
@@ -225,74 +218,28 @@ class EventSink:
             except BaseException as e:  # raised in the parsing thread
                 self.error = e
 
-    def _groups_of(self, batch: pa.RecordBatch) -> np.ndarray:
-        """Each row's group: the batch's constants with the row's ts_flag and rank (a chunk
-        has one or a few: one file, mostly one flag, the ranks of an srun --label log)."""
-        const = json.dumps(pb.constants(batch), sort_keys=True)
-        flag = batch.column("ts_flag").to_numpy().astype(np.int64)
-        rank = batch.column("rank").fill_null(-1).to_numpy().astype(np.int64)
-        key = (rank + 1) * 8 + flag  # rank >= -1, flag < 8
-        if key.size and key.min() == key.max():
-            uniq, inv = key[:1], np.zeros(key.size, np.intp)
-        else:
-            uniq, inv = np.unique(key, return_inverse=True)
-        ids = np.array([self.groups.setdefault((const, int(k) % 8, int(k) // 8 - 1),
-                                               len(self.groups)) for k in uniq], np.int32)
-        out: np.ndarray = ids[inv]
-        return out
-
     def _flush_progress(self) -> None:
-        """One Parquet row group and one DuckDB append for the gathered progress batches
-        (appending per 8 MiB chunk cost DuckDB 4x more)."""
+        """One Parquet row group for the gathered progress batches."""
         if self.progress_pending:
             self.parquet(pa.Table.from_batches(
-                [pb.to_events(b, dictionary=True) for _, b in self.progress_pending],
+                [pb.to_events(b, dictionary=True) for b in self.progress_pending],
                 pb.EVENTS_DICT))
-            narrow = pa.Table.from_batches(
-                [pa.RecordBatch.from_arrays([*(b.column(c) for c in _NARROW), pa.array(g)],
-                                            names=[*_NARROW, "grp"])
-                 for g, b in self.progress_pending])
-            self.cur.register("progress_arrow", narrow)
-            self.cur.execute("INSERT INTO progress SELECT * FROM progress_arrow")
-            self.cur.unregister("progress_arrow")
         self.progress_pending, self.progress_rows = [], 0
 
     def _flush(self) -> None:
         if self.pending:
-            start = self.parquet.rows
             self.parquet(pa.Table.from_batches(self.pending, EVENTS))
-            self.event_rows.append((start, self.parquet.rows))
         self.pending, self.pending_rows = [], 0
 
-    def _load_events(self) -> None:
-        """``events_raw`` from the rows of the closed events.parquet that ``_flush`` wrote,
-        read by DuckDB itself in file order (what appending each group did, row for row)."""
-        path = str(self.parquet.path).replace("'", "''")
-        if sum(b - a for a, b in self.event_rows) == self.parquet.rows:  # no progress rows
-            self.cur.execute(f"INSERT INTO events_raw SELECT * FROM read_parquet('{path}')")
-            return
-        where = " OR ".join(f"file_row_number BETWEEN {a} AND {b - 1}"
-                            for a, b in self.event_rows)
-        self.cur.execute("INSERT INTO events_raw SELECT * EXCLUDE (file_row_number) FROM "
-                         f"read_parquet('{path}', file_row_number = true) WHERE {where}")
-
-    def close(self) -> int:
-        """Finish writing; fill ``progress_groups``. Returns the number of event rows."""
+    def close(self, events_id: str = "") -> int:
+        """Finish writing (the file's footer carries ``events_id``). Returns the number of
+        event rows."""
         self.q.put(None)
         self.thread.join()
         if self.error is None:
             self._flush()
             self._flush_progress()
-        self.parquet.close()
+        self.parquet.close(events_id)
         if self.error is not None:
             raise self.error
-        if self.event_rows:
-            self._load_events()
-        rows = [{"grp": g, **json.loads(const), "ts_flag": pb.FLAG_NAMES[flag],
-                 "rank": None if rank < 0 else rank}
-                for (const, flag, rank), g in self.groups.items()]
-        self.cur.register("groups_arrow", pa.Table.from_pylist(rows, _GROUPS))
-        self.cur.execute("INSERT INTO progress_groups SELECT * FROM groups_arrow")
-        self.cur.unregister("groups_arrow")
-        self.cur.close()
         return self.parquet.rows

@@ -263,11 +263,10 @@ def _ts(iso: str) -> float:
 def fit_dir(out: Any, analysis: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Rates per run of an analysed directory (``analyze`` wrote its tables there). Runs
     without progress lines (no t*) are left out: there is nothing to express rates against."""
-    import duckdb
-
     from pipeline.ingest.run import DB_NAME
+    from pipeline.ingest.sink import connect
 
-    con = duckdb.connect(str(out / DB_NAME), read_only=True)
+    con = connect(out / DB_NAME, read_only=True)
     try:
         docs: dict[str, dict[str, Any]] = {}
         for r in analysis["runs"]:

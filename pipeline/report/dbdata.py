@@ -14,6 +14,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from pipeline.ingest.sink import connect
+
 MAX_SYMPTOMS = 6
 MAX_UNPARSED = 20
 
@@ -49,7 +51,7 @@ def load(db: Path | None) -> DbData:
     out = DbData()
     if db is None or not db.exists():
         return out
-    con = duckdb.connect(str(db), read_only=True)
+    con = connect(db, read_only=True)
     try:
         con.execute("SET TimeZone = 'UTC'")
         have = _tables(con)

@@ -1,9 +1,10 @@
 """Clock skew (issue 15, section 4): up to +-5 min on any node's clock changes no root cause
 and no node, the offset is measured and reported, and node windows follow the skew.
 
-The skew is applied to an ingested database (every kernel line of one host moved by the same
-offset, as a node whose clock is off stamps them), so that each case costs one analysis and
-not one ingest. ``test_skew_sweep`` (slow) does every node of several simulated campaigns.
+The skew is applied to an ingested output folder (every kernel line of one host moved by the
+same offset in a copy of events.parquet, as a node whose clock is off stamps them), so that
+each case costs one analysis and not one ingest. ``test_skew_sweep`` (slow) does every node
+of several simulated campaigns.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import duckdb
+import pyarrow.parquet as pq
 import pytest
 
 from parsers.reader import expand_inputs
+from parsers.schema import EVENTS
 from pipeline.analyze.run import analyze_db
 from pipeline.ingest.run import ingest
+from pipeline.ingest.sink import EVENTS_ID_KEY, EventsParquet, connect
 from pipeline.simulate import presets
 from pipeline.simulate.params import Settings
 from pipeline.simulate.run import simulate
@@ -31,14 +34,24 @@ def _causes(doc: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
 
 
 def _skewed(db: Path, tmp: Path, host: str, shift_s: float, **kw: Any) -> dict[str, Any]:
-    copy = tmp / f"skew-{host}-{shift_s:+.0f}.duckdb"
-    shutil.copy(db, copy)
-    con = duckdb.connect(str(copy))
-    con.execute("UPDATE events_other SET ts = ts + to_microseconds(?) WHERE host = ? AND "
-                "source = 'kernel' AND ts IS NOT NULL", [int(shift_s * 1e6), host])
+    """The analysis of a copy of ``db``'s folder whose events.parquet has ``host``'s kernel
+    lines moved by ``shift_s`` (written as ingest writes it, with its database's id)."""
+    copy = tmp / f"skew-{host}-{shift_s:+.0f}"
+    copy.mkdir()
+    shutil.copy(db, copy / db.name)
+    src = db.parent / "events.parquet"
+    con = connect(db, read_only=True)
+    con.execute("SET TimeZone = 'UTC'")
+    moved = con.sql(
+        "SELECT * EXCLUDE (event_id) REPLACE (CASE WHEN host = $host AND source = 'kernel' "
+        "THEN ts + to_microseconds($us) ELSE ts END AS ts) FROM events ORDER BY event_id",
+        params={"host": host, "us": int(shift_s * 1e6)}).to_arrow_table()
     con.close()
-    doc = analyze_db(copy, **kw)
-    copy.unlink()
+    w = EventsParquet(copy / "events.parquet")
+    w(moved.cast(EVENTS))
+    w.close(pq.read_metadata(src).metadata[EVENTS_ID_KEY.encode()].decode())
+    doc = analyze_db(copy / db.name, **kw)
+    shutil.rmtree(copy)
     return doc
 
 
@@ -50,8 +63,8 @@ def _evidence_node(i: dict[str, Any]) -> str | None:
 
 
 def _kernel_hosts(db: Path) -> list[str]:
-    con = duckdb.connect(str(db), read_only=True)
-    rows = con.execute("SELECT DISTINCT host FROM events_other WHERE source = 'kernel' "
+    con = connect(db, read_only=True)
+    rows = con.execute("SELECT DISTINCT host FROM events WHERE source = 'kernel' "
                        "AND host IS NOT NULL ORDER BY 1").fetchall()
     con.close()
     return [h for (h,) in rows]

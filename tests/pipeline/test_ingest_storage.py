@@ -1,20 +1,25 @@
-"""Ingest's storage: the view ``events`` (narrow progress rows + events_other) holds exactly
-the rows of events.parquet, which are exactly what the parsers produce."""
+"""Ingest's storage: the view ``events`` holds exactly the rows of events.parquet, in its
+order, numbered by it, which are exactly what the parsers produce; it finds the file wherever
+the folder is, and refuses a file that is not the one written with it."""
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow.parquet as pq
+import pytest
 
 from parsers.driver import parse_text
 from parsers.joblog import JobLogParser
 from parsers.reader import InputFile
 from parsers.schema import EVENTS
+from pipeline.ingest.outputs import OutputError
 from pipeline.ingest.run import ingest
+from pipeline.ingest.sink import connect
 
 # Megatron-LM training_log() (megatron/training/training.py): ' [%Y-%m-%d %H:%M:%S]' then
 # ' iteration {:8d}/{:8d} |' ... ' elapsed time per iteration (ms): {:.1f} |'
@@ -54,18 +59,73 @@ def test_events_view_equals_parquet_equals_parser(tmp_path: Path) -> None:
     res = ingest([InputFile(log, str(log))], out)
     con = duckdb.connect(str(out / "tormortem.duckdb"), read_only=True)
     con.execute("SET TimeZone = 'UTC'")
-    view = con.sql("SELECT * EXCLUDE (event_id) FROM events").to_arrow_table().to_pylist()
-    n_progress = con.execute("SELECT count(*) FROM progress").fetchall()[0][0]
-    ids = con.execute("SELECT count(DISTINCT event_id), count(*) FROM events").fetchall()[0]
+    numbered = con.sql("SELECT * FROM events ORDER BY event_id").to_arrow_table()
+    view = numbered.drop_columns(["event_id"]).to_pylist()
+    ids = numbered.column("event_id").to_pylist()
     con.close()
     parquet_table = pq.read_table(out / "events.parquet")
     # written with dictionaries, read back as EVENTS: plain strings, every description kept
     assert parquet_table.schema.equals(EVENTS, check_metadata=True)
     parquet = parquet_table.to_pylist()
     expected, _, acct = parse_text(JobLogParser, text, str(log), tz=UTC)
-    assert n_progress > 300  # the vectorised path was taken and stored narrow
-    assert ids[0] == ids[1] == len(view) == res.events
-    assert _rows(view) == _rows(parquet) == _rows(expected.to_pylist())
+    assert ids == list(range(res.events))  # event_id: the row's number in events.parquet
+    assert view == parquet  # the same rows in the same order
+    assert _rows(view) == _rows(expected.to_pylist())
     assert {r["host"] for r in view} == {"node017"}
     assert len([r for r in view if r["kind"] == "iteration"]) == 400
     assert acct.read == res.totals["read"] == 400 + 16
+
+
+def _ingest_log(tmp: Path, name: str, n: int) -> Path:
+    log = tmp / name / "node017" / "slurm-4242.out"
+    log.parent.mkdir(parents=True)
+    log.write_text(_log(n))
+    out = tmp / name / "out"
+    ingest([InputFile(log, str(log))], out)
+    return out
+
+
+def _count(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM events").fetchall()[0]
+    return int(row[0])
+
+
+def test_the_view_follows_a_moved_folder_and_never_reads_another_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = _ingest_log(tmp_path, "a", 120)
+    b = _ingest_log(tmp_path, "b", 300)
+    n_a, n_b = pq.read_metadata(a / "events.parquet").num_rows, \
+        pq.read_metadata(b / "events.parquet").num_rows
+    assert n_a != n_b
+    # a working directory holding another output's events.parquet changes nothing (DuckDB
+    # looks for a relative path there first: the view's path is never relative)
+    monkeypatch.chdir(b)
+    con = duckdb.connect(str(a / "tormortem.duckdb"), read_only=True)
+    assert _count(con) == n_a
+    con.close()
+    # the folder moved: tormortem's connections find the file beside the database ...
+    moved = tmp_path / "moved"
+    a.rename(moved)
+    con = connect(moved / "tormortem.duckdb", read_only=True)
+    assert _count(con) == n_a
+    con.close()
+    # ... another program's look where it was written, and find nothing there
+    con = duckdb.connect(str(moved / "tormortem.duckdb"), read_only=True)
+    with pytest.raises(duckdb.Error, match=r"No files found .*/a/out/events\.parquet"):
+        _count(con)
+    con.close()
+    # the original place now holds another ingest's file: refused, not read
+    a.mkdir()
+    shutil.copy(b / "events.parquet", a / "events.parquet")
+    con = duckdb.connect(str(moved / "tormortem.duckdb"), read_only=True)
+    with pytest.raises(duckdb.Error, match=r"is not the events\.parquet written with this "
+                       r"database .*tormortem sql DIR"):
+        _count(con)
+    con.close()
+    # an events.parquet replaced beside the database, or gone: one line, what to do
+    shutil.copy(b / "events.parquet", moved / "events.parquet")
+    with pytest.raises(OutputError, match=r"moved/events\.parquet is not the events\.parquet"):
+        connect(moved / "tormortem.duckdb", read_only=True)
+    (moved / "events.parquet").unlink()
+    with pytest.raises(OutputError, match=r"no events\.parquet beside it"):
+        connect(moved / "tormortem.duckdb", read_only=True)

@@ -103,6 +103,7 @@ def _poisoned(demo_dir: Path, analysis: dict[str, Any], tmp: Path
     bad["runs"][0]["slow_episodes"] = bad["runs"][0]["slow_episodes"][:1]
     db = tmp / "tormortem.duckdb"
     shutil.copy(demo_dir / "tormortem.duckdb", db)
+    shutil.copy(demo_dir / "events.parquet", tmp / "events.parquet")  # the view events reads it
     con = duckdb.connect(str(db))
     con.execute("UPDATE evidence SET message = ? WHERE attempt = ?", [PAYLOAD, i["attempt"]])
     con.execute("INSERT INTO unparsed_samples (file, source, line_no, text) "

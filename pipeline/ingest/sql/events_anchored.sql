@@ -1,12 +1,12 @@
--- events_anchored: events_raw with kernel uptime-only stamps anchored to wall time.
+-- events_anchored: the view events (EVENTS columns, in file order) with kernel uptime-only
+-- stamps anchored to wall time.
 -- A host's boot time is estimated from its lines that carry both a wall-clock stamp and an
 -- uptime stamp (syslog/journal "kernel: [12345.678901] ..."): boot = ts - uptime. Boots are
 -- told apart by rounding the estimate to the minute; uptime-only lines (raw dmesg, which shows
 -- only the running boot) are anchored to that host's most recent boot.
-CREATE TABLE events_anchored AS
 WITH est AS (
     SELECT host, epoch_us(ts) - CAST(round(uptime_s * 1e6) AS BIGINT) AS boot_us
-    FROM events_raw
+    FROM events
     WHERE ts IS NOT NULL AND uptime_s IS NOT NULL AND host IS NOT NULL
 ),
 boots AS (
@@ -20,7 +20,7 @@ latest AS (
 anchored AS (
     SELECT e.*, l.boot_us,
            e.ts IS NULL AND e.uptime_s IS NOT NULL AND l.boot_us IS NOT NULL AS fix
-    FROM events_raw e LEFT JOIN latest l ON e.host = l.host
+    FROM events e LEFT JOIN latest l ON e.host = l.host
 )
 SELECT
     CASE WHEN fix THEN make_timestamp(boot_us + CAST(round(uptime_s * 1e6) AS BIGINT))::TIMESTAMPTZ
@@ -28,4 +28,5 @@ SELECT
     CASE WHEN fix THEN 'uptime_anchored' ELSE ts_flag END AS ts_flag,
     uptime_s, host, host_from, source, format, kind, job_id, rank, code, iteration, value,
     device, message, file, line_no
-FROM anchored;
+FROM anchored
+ORDER BY event_id;
