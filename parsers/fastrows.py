@@ -137,3 +137,41 @@ def iso_us(stamp: pl.Expr, frac: pl.Expr, offset_us: int) -> pl.Expr:
     secs = stamp.str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us", strict=False)
     us = frac.str.pad_end(6, "0").str.slice(0, 6).cast(pl.Int64).fill_null(0)
     return secs.cast(pl.Int64) + us - offset_us
+
+
+#: a line of printable ASCII only (what ``printable`` computes)
+PRINTABLE = r"^[ -~]*$"
+
+
+def printable(lines: pl.Series) -> np.ndarray:
+    """Per line (bool): every character printable ASCII, `` `` to ``~`` (``PRINTABLE``).
+
+    That regex reads every byte of every line (~12 ms per 8 MiB chunk); ``from_buffer`` mostly
+    answers in ~4 ms."""
+    got = from_buffer(lines)
+    if got is not None:
+        return got
+    return np.asarray(lines.str.contains(PRINTABLE).fill_null(False).to_numpy(), bool)
+
+
+def from_buffer(lines: pl.Series) -> np.ndarray | None:
+    """``printable`` read from the bytes under the lines, or None when that cannot tell.
+
+    A chunk from the reader is a string view over one buffer, the chunk's bytes. When that
+    buffer holds only printable bytes and newlines (a line holds no newline), every line whose
+    bytes are in it is printable: one numpy pass. The lines of at most 12 bytes, kept inside
+    their views (not necessarily copies of the buffer's bytes), are tested apart. None for any
+    other chunk: a \\r, a tab or UTF-8 anywhere in it, nulls, several buffers."""
+    arr = lines.to_arrow(compat_level=pl.CompatLevel.newest())
+    bufs = arr.buffers() if isinstance(arr, pa.StringViewArray) else []
+    if len(bufs) != 3 or lines.null_count():
+        return None
+    if bufs[2] is not None:
+        a = np.frombuffer(bufs[2], np.uint8)
+        if np.count_nonzero((a - np.uint8(32)) > 94) != np.count_nonzero(a == 10):
+            return None
+    ok = np.ones(len(lines), bool)
+    short = np.flatnonzero(lines.str.len_bytes().to_numpy() <= 12)
+    if short.size:
+        ok[short] = np.asarray(lines.gather(short).str.contains(PRINTABLE).to_numpy(), bool)
+    return ok
