@@ -4,9 +4,9 @@ A job log is ~99% iteration lines. In the EVENTS schema every one of them repeat
 host, host_from, source, format, kind, job_id and file strings and carries null uptime_s,
 code, device and message. The vectorised path (joblog.py) therefore hands its rows over in
 the narrow ``PROGRESS`` schema, with those constants stored once in the batch's schema
-metadata. ``to_events`` expands such a batch into ordinary EVENTS rows (explain, tests, the
-Parquet file); ingest keeps them narrow in DuckDB (tables ``progress`` and
-``progress_groups`` behind the view ``events``), which is most of what makes ingest fast.
+metadata, until ``to_events`` expands such a batch into ordinary EVENTS rows (for the Parquet
+file, straight into its dictionary-encoded columns; explain, tests): the parse never builds
+those strings per row.
 """
 
 from __future__ import annotations
