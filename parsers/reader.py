@@ -98,16 +98,27 @@ def _valid_utf8(data: bytes | bytearray) -> bytes | bytearray:
     """``data`` if it is valid UTF-8, else a copy with invalid bytes replaced (U+FFFD).
 
     ASCII is checked by numpy (~1 ms per 8 MiB, without the GIL, where ``bytes.isascii``
-    holds it: the parsing thread would wait)."""
+    holds it: the parsing thread would wait); other text by Arrow's UTF-8 validation (~1 ms
+    per 8 MiB against ~7 for ``bytes.decode``; the same verdict as Python's strict decoder on
+    surrogates, overlong forms and code points past U+10FFFF: ``test_reader``)."""
     if len(data) < 4096 and data.isascii():
         return data
     if len(data) >= 4096 and int(np.frombuffer(data, np.uint8).max(initial=0)) < 128:
         return data
-    try:
-        data.decode("utf-8")
+    if utf8_valid(data):
         return data
-    except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace").encode("utf-8")
+    return data.decode("utf-8", errors="replace").encode("utf-8")
+
+
+def utf8_valid(data: bytes | bytearray) -> bool:
+    """Whether ``data`` is valid UTF-8 (Arrow's validator over the bytes, not copied)."""
+    offsets = pa.py_buffer(np.array([0, len(data)], np.int64))
+    arr = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def lines_series(data: bytes | bytearray | memoryview) -> pl.Series:

@@ -62,3 +62,28 @@ def test_a_series_pins_its_buffer_until_released() -> None:
     assert s.to_list() == ["first line of the chunk", "second line of the chunk"]
     del s
     buf.append(0)
+
+
+def test_utf8_check_agrees_with_python() -> None:
+    """Arrow's validator decides as Python's strict decoder: on the forms UTF-8 forbids
+    (surrogates, overlong forms, code points past U+10FFFF, truncated and stray bytes) and on
+    random bytes; an invalid chunk is then decoded with replacement, as before."""
+    from parsers.reader import _valid_utf8, utf8_valid
+
+    def python(b: bytes) -> bool:
+        try:
+            b.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    cases = [b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80", b"\xe0\x80\x80", b"\xc2",
+             b"\x80", b"ok \xc3\xa9", b"\xef\xbf\xbd", b"\xf4\x8f\xbf\xbf", b"\xed\x9f\xbf"]
+    rng = random.Random(3)
+    cases += [bytes(rng.randrange(256) for _ in range(rng.randint(1, 8))) for _ in range(20000)]
+    for b in cases:
+        assert utf8_valid(b) == python(b), b
+    big = "█ 5%|▌ step\n".encode() * 1000  # >= 4096 bytes of valid UTF-8: kept as it is
+    assert _valid_utf8(big) is big
+    bad = big[:5000] + b"\xff" + big[5000:]
+    assert _valid_utf8(bad) == bad.decode("utf-8", errors="replace").encode()
