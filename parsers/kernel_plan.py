@@ -33,10 +33,22 @@ FMT_HINTS = {"rfc_pri": r"^\s*<\d{1,3}>", "rfc_day": r"^\s*[A-Z][a-z]{2}  \d ",
 
 
 def masks(lines: pl.Series) -> dict[str, np.ndarray]:
-    return prefilter.masks(lines, {
-        "env": V_ENVELOPE, "ws": r"^\s", "blank": r"^\s*$", "fm": FM_ERROR,
+    """The chunk's masks. ``env`` is tested only on the lines without a ``V_SHORT`` month
+    (``month`` 0): ``V_SHORT`` is ``V_ENVELOPE``'s last branch (with the same ``^\\s*``), so
+    a line with one has an envelope; a healthy syslog's lines all have one (~4 ms of CPU per
+    8 MiB chunk not spent)."""
+    m = prefilter.masks(lines, {
+        "ws": r"^\s", "blank": r"^\s*$", "fm": FM_ERROR,
         "kernel": "kernel", "bracket": r"^\s*\[", "cand": global_prefilter(claims=False),
         **FMT_HINTS}, {"month": V_SHORT})
+    env = m["month"] > 0
+    rest = np.flatnonzero(~env)
+    if rest.size * 2 > env.size:
+        env |= prefilter.mask(lines, V_ENVELOPE)
+    elif rest.size:
+        env[rest] = prefilter.mask(lines.gather(rest), V_ENVELOPE)
+    m["env"] = env
+    return m
 
 
 #: the ``Mon DD`` variants by code (``fmt_hints``); 0: the line keeps the file's current one

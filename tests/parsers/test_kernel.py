@@ -380,3 +380,31 @@ def test_an_open_gsp_report_skips_other_programs_lines(monkeypatch: Any) -> None
     assert [(a.read, a.events, a.irrelevant, a.unparsed) for a in (got[1], want[1])] == [
         (1604, 2, 1602, 0)] * 2
     assert len(calls) - 1604 == 4  # with the prefilter: the four kernel lines only
+
+
+def test_envelope_mask_taken_from_the_month_mask() -> None:
+    """``kernel_plan.masks`` tests ``V_ENVELOPE`` only on lines without a ``V_SHORT`` month;
+    the mask must equal the regex on every line, in a chunk of mostly short-stamped lines (the
+    others gathered) and of mostly others (every line tested)."""
+    import numpy as np
+    import polars as pl
+
+    from parsers import kernel_plan, prefilter
+
+    # rsyslog's traditional file format, journalctl -o short / short-precise / short-iso,
+    # raw dmesg, RFC 5424 (rsyslog's RSYSLOG_SyslogProtocol23Format), a PRI'd RFC 3164 line
+    short = ["May  1 12:00:01 node017 kernel: [12345.678901] NVRM: Xid (PCI:0000:3b:00): 79",
+             "May 01 12:00:01.123456 node017 systemd[1]: Started Session 5 of user root.",
+             "<14>May  1 12:00:01 node017 CRON[2211]: (root) CMD (run-parts /etc/cron.hourly)",
+             "  Dec 31 23:59:59 node017 sshd[88]: Accepted publickey for root"]
+    other = ["[12345.678901] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python",
+             "2024-05-01T12:00:01+0000 node017 kernel: mlx5_core 0000:5e:00.0: link down",
+             "<11>1 2024-05-01T12:00:01.000Z node017 kernel - - - NVRM: Xid 48",
+             "[Wed May  1 12:00:01 2024] NVRM: GPU at PCI:0000:3b:00: GPU has fallen off",
+             "not a log line at all", "", "May  1 12:00:01 no-tag-colon here",
+             "Mayo 1 12:00:01 node017 kernel: x"]
+    for lines in (short * 40 + other, other * 40 + short):
+        s = pl.Series("line", lines)
+        m = kernel_plan.masks(s)
+        assert (m["env"] == prefilter.mask(s, kernel_plan.V_ENVELOPE)).all()
+        assert np.count_nonzero(m["env"]) >= len(lines) // 2
