@@ -49,7 +49,8 @@ from click.testing import CliRunner
 from pipeline.cli import main
 from tests.integration.campaign import ITER_MS, SAVE_EVERY
 from tests.integration.slurm_config import HarnessError, iter_lines
-from tests.integration.slurm_harness import SACCT_FIELDS, Cluster
+from tests.integration.slurm_faults import SACCT_FIELDS
+from tests.integration.slurm_harness import Cluster
 
 CHAIN, ARRAY, TRUNC, TORCH = "c2-part1", "c2-array", "c2-trunc", "c2-torchrun"
 ITERS = {CHAIN: 70, ARRAY: 60, TRUNC: 50, TORCH: 40}
