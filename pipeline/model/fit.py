@@ -82,6 +82,10 @@ def _dist(values: list[float]) -> dict[str, Any]:
             "sigma": float(np.std(np.log(v), ddof=1))}
 
 
+#: the largest log Weibull shape the fit explores (k ~ 4.9e8)
+MAX_LOG_SHAPE = 20.0
+
+
 def weibull_censored(t: list[float], failed: list[bool]) -> dict[str, Any]:
     """Weibull MLE with right-censoring: shape k, scale (hours), 95% interval for k."""
     tt = np.asarray(t, float)
@@ -98,10 +102,17 @@ def weibull_censored(t: list[float], failed: list[bool]) -> dict[str, Any]:
     if n_fail < 2:
         return out
     logt = np.log(tt)
+    if np.ptp(logt[d]) < 1e-9 and not (logt[~d] > logt[d].max() + 1e-9).any():
+        # every failure after the same time and nothing survived longer: the likelihood
+        # grows without end as the shape does (a step at that time), so there is no shape to
+        # report (two identical failure times raised an OverflowError at 1e-3 h)
+        return out
 
     def nll(p: np.ndarray) -> float:  # p = (log k, log scale)
+        if p[0] > MAX_LOG_SHAPE:
+            return math.inf  # k > ~5e8: no failure data supports it; exp(z) would overflow
         k = math.exp(p[0])
-        z = (logt - p[1]) * k
+        z = np.minimum((logt - p[1]) * k, 700.0)  # exp(700) ~ 1e304: finite, and worse
         return -float(np.sum(d * (p[0] - p[1] + (k - 1) * (logt - p[1]))) - np.sum(np.exp(z)))
 
     x0 = np.array([0.0, math.log(float(tt.sum()) / n_fail)])

@@ -99,3 +99,24 @@ def test_interval_coverage_over_200_seeds() -> None:
             hits += lo <= r <= hi
             total += 1
     assert 0.93 <= hits / total <= 0.97, hits / total
+
+
+def test_weibull_fit_of_identical_failure_times_warns_nothing_and_invents_no_shape() -> None:
+    """Two attempts of a real Slurm campaign failed after the same time: the fit's exp
+    overflowed (a RuntimeWarning; at 1e-3 h an OverflowError). With every failure at one time
+    and nothing surviving longer the likelihood has no maximum: no shape, the rate stays."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for t, failed in (([1e-3, 1e-3], [True, True]), ([5.0, 5.0, 5.0, 1.0],
+                                                          [True, True, True, False])):
+            w = weibull_censored(t, failed)
+            assert w["shape"] is None and w["scale_h"] is None and w["shape_ci95"] is None
+            assert w["exponential_rate_per_h"] == sum(failed) / sum(t)
+        # a censored attempt that lasted longer bounds the shape: it is estimated
+        w = weibull_censored([3600.0, 3600.0, 7200.0, 10.0], [True, True, False, False])
+        assert w["shape"] is not None and 1.0 < w["shape"] < 5.0
+        # nearly equal failure times: a (large) estimate, no warning
+        w = weibull_censored([100.0, 100.0001, 50.0], [True, True, False])
+        assert w["shape"] is not None and w["shape"] <= math.exp(20.0)
