@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.ingest import outputs
-from tests.reliability.conftest import DEMO, cli, manifest, start
+from tests.reliability.conftest import DEMO, cli, job_log_lines, manifest, start
 
 
 def _wait_for_staging(out: Path, p: object, limit: float = 60) -> None:
@@ -61,17 +61,27 @@ def test_a_failed_analyze_keeps_the_previous_output(prev: Path, tmp_path: Path) 
     _intact(prev, before)
 
 
-def test_a_second_writer_is_refused_with_the_pid(prev: Path, big_log: Path) -> None:
-    p = start("ingest", big_log, "--out", prev, "-q")
-    _wait_for_staging(prev, p)
-    r = cli("ingest", DEMO, "--out", prev, "-q")
+def test_a_second_writer_is_refused_with_the_pid(prev: Path, tmp_path: Path) -> None:
+    """The first writer reads a FIFO the test holds open, so it is still writing when the
+    second one starts, however fast ingest is (a 120 MB file was read in ~0.5 s, before the
+    second process had started)."""
+    fifo = tmp_path / "slurm-9.out"
+    os.mkfifo(fifo)
+    block = "".join(job_log_lines()).encode()
+    p = start("ingest", fifo, "--out", prev, "-q")
+    with open(fifo, "wb") as w:  # opened once the writer opens it to read
+        w.write(block)
+        w.flush()
+        _wait_for_staging(prev, p)
+        r = cli("ingest", DEMO, "--out", prev, "-q")
+        w.write(block)
     p.communicate(timeout=120)
     assert r.returncode == 1
     assert r.stderr == (f"Error: {prev} is in use by PID {p.pid} (another tormortem is "
                         "writing it); wait for it to finish or choose another --out\n")
     assert p.returncode == 0
     doc = manifest(prev)
-    assert doc["stage"] == "ingest" and [i["file"] for i in doc["inputs"]] == [str(big_log)]
+    assert doc["stage"] == "ingest" and [i["file"] for i in doc["inputs"]] == [str(fifo)]
     outputs.verify(prev)
 
 
