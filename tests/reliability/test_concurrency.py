@@ -1,13 +1,14 @@
 """Two writers and one reader on one output folder (issue 15, section 6).
 
-Writer A re-ingests a large log into a folder that holds an analysis; writer B tries the same
-folder while A runs and is refused with A's PID; a reader reads the folder in a loop the whole
-time. Every read must see one complete output -- the old analysis or A's new ingest, with
-every file matching its manifest -- never a mix, never an error other than "holds an ingest
-only" once A has committed."""
+Writer A re-ingests a log (from a FIFO) into a folder that holds an analysis; writer B tries
+the same folder while A runs and is refused with A's PID; a reader reads the folder in a loop
+the whole time. Every read must see one complete output -- the old analysis or A's new ingest,
+with every file matching its manifest -- never a mix, never an error other than "holds an
+ingest only" once A has committed."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -15,11 +16,16 @@ from pathlib import Path
 import duckdb
 
 from pipeline.ingest import outputs
-from tests.reliability.conftest import DEMO, cli, manifest, start
+from tests.reliability.conftest import DEMO, cli, job_log_lines, manifest, start
 
 
-def test_two_writers_and_a_reader(prev: Path, big_log: Path) -> None:
+def test_two_writers_and_a_reader(prev: Path, tmp_path: Path) -> None:
+    """The first writer reads a FIFO held open until the second has been refused (a file
+    would be read before the second process started: ingest of 120 MB takes ~0.5 s)."""
     old = manifest(prev)
+    fifo = tmp_path / "slurm-9.out"
+    os.mkfifo(fifo)
+    block = "".join(job_log_lines()).encode()
     seen: list[str] = []
     errors: list[BaseException] = []
     stop = threading.Event()
@@ -46,10 +52,14 @@ def test_two_writers_and_a_reader(prev: Path, big_log: Path) -> None:
     t = threading.Thread(target=reader)
     t.start()
     try:
-        a = start("ingest", big_log, "--out", prev, "-q")
-        while not (prev / outputs.STAGING).exists() and a.poll() is None:
-            time.sleep(0.01)
-        b = cli("ingest", DEMO, "--out", prev, "-q")
+        a = start("ingest", fifo, "--out", prev, "-q")
+        with open(fifo, "wb") as w:
+            w.write(block)
+            w.flush()
+            while not (prev / outputs.STAGING).exists() and a.poll() is None:
+                time.sleep(0.01)
+            b = cli("ingest", DEMO, "--out", prev, "-q")
+            w.write(block)
         _, a_err = a.communicate(timeout=300)
         time.sleep(0.2)
     finally:
