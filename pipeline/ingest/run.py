@@ -42,8 +42,9 @@ from pipeline.ingest.dedup import Fingerprint, survey
 from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, connect, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
-#: DuckDB's buffer pool while ingesting (its default, 80% of RAM, let it keep the whole events
-#: table: peak RSS grew with the events); what does not fit spills to ``tormortem.duckdb.tmp/``
+#: DuckDB's buffer pool while ingesting (the view ``events`` is read to anchor uptime stamps;
+#: its default, 80% of RAM, would let that grow with the events); the rest spills to
+#: ``tormortem.duckdb.tmp/``
 DUCKDB_MEMORY = "256MB"
 ProgressFn = Callable[[InputFile, int], None]
 
