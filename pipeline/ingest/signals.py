@@ -5,12 +5,26 @@ The CLI installs the handlers (``install_signal_handlers``); a signal then raise
 folder) and becomes exit code 128 + signum. Inside ``critical()`` a signal is held until the
 block ends. DuckDB turns the handler's exception into ``RuntimeError('Query interrupted')``;
 ``as_interrupt`` maps it back.
+
+A stop is bounded (``_watchdog``): once ``Interrupted`` is raised, the process has
+``GRACE_S`` seconds to unwind; if it is still there then -- a lock or thread join that the
+exception left waiting forever (one interrupted ``analyze`` in ~200 hung so in CI, blocked
+before it printed its message), or a library's C code that does not return -- it prints one
+line and exits ``128 + signum`` at once. That is as safe as SIGKILL, which the fault tests
+show leaves every output folder whole (a commit holds its signals in ``critical``, so the
+clock never runs during one). If the GIL itself is never released, faulthandler's C thread
+dumps every thread's stack and exits 1 after ``GRACE_S + BACKSTOP_S``, so the hang can be
+reported.
 """
 
 from __future__ import annotations
 
 import contextlib
+import faulthandler
+import os
 import signal
+import threading
+import time
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any
@@ -27,6 +41,13 @@ class Interrupted(BaseException):
 _held: list[int] = []  #: signals that arrived inside a critical section
 _depth = 0
 _last: list[int] = []  #: the signals raised as Interrupted so far
+#: seconds an interrupted process has to unwind before ``_watchdog`` ends it
+GRACE_S = 10.0
+#: then faulthandler's own (GIL-free) thread, this much later
+BACKSTOP_S = 20.0
+#: (monotonic deadline, signum) once an Interrupted was raised; set only by the main thread,
+#: read by the watchdog: no lock is shared with code a signal can cut
+_deadline: list[tuple[float, int]] = []
 
 
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -34,12 +55,36 @@ def _on_signal(signum: int, _frame: FrameType | None) -> None:
     if _depth:
         _held.append(signum)
         return
+    _interrupt(signum)
+
+
+def _interrupt(signum: int) -> None:
+    if not _deadline:
+        _deadline.append((time.monotonic() + GRACE_S, signum))
+        with contextlib.suppress(RuntimeError, ValueError):  # no stderr to dump to
+            faulthandler.dump_traceback_later(GRACE_S + BACKSTOP_S, exit=True)
     raise Interrupted(signum)
+
+
+def _watchdog() -> None:
+    """Polls ``_deadline`` (no lock, no Event: the main thread may have been cut anywhere)."""
+    while True:
+        time.sleep(0.25)
+        if _deadline and time.monotonic() > _deadline[0][0]:
+            signum = _deadline[0][1]
+            os.write(2, f"\ninterrupted ({signal.Signals(signum).name}): the stop did not "
+                        f"finish within {GRACE_S:g} s; exiting now (an output folder holds its "
+                        "previous output; the next run clears what this one left)\n".encode())
+            os._exit(128 + signum)
 
 
 def install_signal_handlers() -> dict[int, Any]:
     """SIGINT/SIGTERM raise ``Interrupted`` (held during a commit). Returns the old handlers
-    (for ``restore_signal_handlers``). Only the main thread can install them."""
+    (for ``restore_signal_handlers``). Only the main thread can install them. Starts the
+    watchdog thread that bounds the stop (now: a thread started inside the handler could
+    wait on a lock of ``threading`` that the cut-off main thread holds)."""
+    if not any(t.name == "tormortem-watchdog" for t in threading.enumerate()):
+        threading.Thread(target=_watchdog, name="tormortem-watchdog", daemon=True).start()
     old: dict[int, Any] = {}
     for s in (signal.SIGINT, signal.SIGTERM):
         old[s] = signal.signal(s, _on_signal)
@@ -73,4 +118,4 @@ def critical() -> Iterator[None]:
         if not _depth and _held:
             signum = _held[0]
             _held.clear()
-            raise Interrupted(signum)
+            _interrupt(signum)

@@ -1,0 +1,89 @@
+"""A stop that cannot finish is still bounded (``pipeline.ingest.signals._watchdog``).
+
+CI saw one interrupted ``analyze`` in ~200 hang for good before it printed its message: the
+unwinding waited on something the signal had left waiting forever. These tests make the
+unwinding hang on purpose -- on a lock never released, and inside a C call that never returns
+(DuckDB would be one) -- and check the process still exits 128 + signum, soon, with one line.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+#: installs the CLI's handlers, says it is ready, then hangs in its ``finally`` once a signal
+#: has raised ``Interrupted`` (the main thread blocks on a lock nobody will release)
+SCRIPT = textwrap.dedent("""
+    import sys, threading, time
+    from pipeline.ingest import signals
+    signals.GRACE_S = 1.0
+    signals.install_signal_handlers()
+    stuck = threading.Lock()
+    stuck.acquire()
+    try:
+        print("ready", flush=True)
+        while True:
+            time.sleep(0.05)
+    except signals.Interrupted as e:
+        try:
+            stuck.acquire()  # {hang}
+        finally:
+            sys.exit(128 + e.signum)
+""")
+
+
+def _run(hang: str, sig: int) -> tuple[int, str, float]:
+    code = SCRIPT.replace("stuck.acquire()  # {hang}", hang)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "ready"
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("the interrupted process did not exit within 60 s")
+    return p.returncode, err, time.monotonic() - t0
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_stop_stuck_on_a_lock_exits_after_the_grace(sig: int, code: int) -> None:
+    rc, err, took = _run("stuck.acquire()", sig)
+    assert rc == code, err
+    assert 0.9 <= took < 10, took
+    assert "did not finish within 1 s; exiting now" in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+
+
+def test_a_stop_that_finishes_is_not_cut() -> None:
+    rc, err, took = _run("time.sleep(0.5)", signal.SIGINT)
+    assert rc == 130 and err == "" and took < 1.0, (rc, err, took)
+
+
+def test_a_stop_stuck_in_c_code_holding_the_gil_dumps_and_exits() -> None:
+    # sre neither releases the GIL nor checks for signals: the Python watchdog cannot run
+    hang = "import re; re.match(r'(a+)+$', 'a' * 64 + 'b')"
+    code = SCRIPT.replace("signals.GRACE_S = 1.0", "signals.GRACE_S = 1.0; "
+                          "signals.BACKSTOP_S = 1.0").replace("stuck.acquire()  # {hang}", hang)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("a stop stuck in C code was not ended by faulthandler's backstop")
+    assert p.returncode == 1 and 1.9 <= time.monotonic() - t0 < 15
+    assert "most recent call first" in err and "in match" in err, err
