@@ -76,8 +76,15 @@ def keys(lines: pl.Series) -> pl.Series:
     arr = lines.to_arrow(compat_level=pl.CompatLevel.newest())
     if not isinstance(arr, pa.StringViewArray):  # pragma: no cover - polars' own type
         arr = arr.cast(pa.string_view())
-    bufs = arr.buffers()
     n = len(arr)
+    bufs = arr.buffers()
+    lens = np.frombuffer(bufs[1], "<u4").reshape(-1, 4)[arr.offset: arr.offset + n, 0]
+    held = sum(b.size for b in bufs[2:] if b is not None)
+    if held > 2 * int(lens[lens > 12].sum()) + (1 << 16):
+        # a few lines gathered from a chunk still point into all of its bytes: copy them
+        # out (~0.7 ms for a quarter of 8 MiB) rather than translate the whole chunk
+        arr = arr.cast(pa.large_string()).cast(pa.string_view())
+        bufs = arr.buffers()
     # a view is 4 little-endian uint32: length, then the line's first 4 bytes, then either
     # its next 8 bytes (a line of at most 12) or where its bytes are (buffer, offset): all
     # translated (bytes.translate: ~5x faster than a numpy lookup) but the length and where

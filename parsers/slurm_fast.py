@@ -24,7 +24,8 @@ anywhere, an exit code of more than 15 digits) is left to ``parse_line``:
 * the whole line is printable ASCII, so Python's ``\\S`` and ``str.strip`` mean what the Rust
   classes used here mean;
 * a submit line is noise only when no other recogniser has an anchor in it (the message layer
-  reads it after ``CtldMessages`` in the per-line path), checked with that layer's prefilter.
+  reads it after ``CtldMessages`` in the per-line path), checked with that layer's prefilter
+  (on the lines' digit-zeroed shapes, ``parsers.dedupe``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from functools import lru_cache
 import numpy as np
 import polars as pl
 
+from parsers import dedupe, prefilter
 from parsers.anchors import CompiledPrefilter
 from parsers.base import EVENT, NOISE
 from parsers.fastrows import ISO_SECONDS, fixed_offset_us, iso_us, printable
@@ -139,7 +141,10 @@ def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str) -> Fast | No
     rows = pl.concat(parts).sort("i")
     submit = env.filter(msg.str.contains(_SUBMIT)).get_column("i").to_numpy()
     if submit.size:
-        other = _layer_prefilter().mask_np(lines.gather(submit))
+        # the submit lines differ only in their digits: the anchors are tested once per
+        # digit-zeroed shape (a few per chunk), exactly (parsers/dedupe.py)
+        sub = lines.gather(submit)
+        other = prefilter.masks(sub, {"m": _layer_prefilter()}, unique=dedupe.shapes(sub))["m"]
         status[submit[~np.asarray(other, bool)]] = NOISE
     return _result(status, rows, source, path, None, "unknown")
 

@@ -82,6 +82,8 @@ Partition=gpu
 [2024-05-01T01:00:19.000] _slurm_rpc_submit_batch_job: JobId=4000020 InitPrio=1 usec=2
 [2024-05-01T01:00:20.000] _job_complete: JobId=4000021 done   \n\
 not a slurm line at all
+Dec 31 23:59:58 slurmctl01 slurmctld[2140]: error: Nodes node0044 not responding, setting DOWN
+Jan  1 00:00:02 slurmctl01 slurmctld[2140]: requeue JobId=4000022 due to failure of node node0044
 """
 
 
