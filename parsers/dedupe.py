@@ -102,9 +102,10 @@ def keys(lines: pl.Series) -> pl.Series:
     return got
 
 
-def unique_lines(lines: pl.Series) -> Unique | None:
-    """The chunk's distinct keys, or None where evaluating on them would not pay."""
-    if len(lines) < MIN_LINES or lines.null_count():
+def unique_lines(lines: pl.Series, min_lines: int = MIN_LINES) -> Unique | None:
+    """The chunk's distinct keys, or None where evaluating on them would not pay (fewer
+    than ``min_lines`` lines: a caller whose lines are long may ask for fewer)."""
+    if len(lines) < min_lines or lines.null_count():
         return None
     n = len(lines)
     every = np.linspace(0, n - 1, min(SAMPLE_LINES, n)).astype(np.int64)

@@ -81,7 +81,8 @@ class Prepared:
     rest: np.ndarray | None = None
     plan: prefilter.ChunkPlan | None = None
     tqdm: TqdmRows | None = None  #: bar / loss-dict lines (chunks without iteration lines)
-    #: the plan of the whole chunk (chunks with neither iteration nor tqdm lines)
+    #: the plan of the whole chunk (chunks without iteration lines; with tqdm lines, its
+    #: masks only for the lines those leave: ``joblog_plan.plan_except``)
     whole: prefilter.ChunkPlan | None = None
 
 
@@ -270,8 +271,8 @@ class JobLogParser(LineParser):
             if len(lines) < SMALL_CHUNK:
                 return Prepared(fast)
             tqdm = tqdm_lines(lines)
-            return Prepared(fast, tqdm=tqdm, whole=None if tqdm is not None
-                            else joblog_plan.plan(lines))
+            return Prepared(fast, tqdm=tqdm, whole=joblog_plan.plan(lines) if tqdm is None
+                            else joblog_plan.plan_except(lines, tqdm.lines))
         taken = np.zeros(len(lines), bool)
         taken[fast.rows] = True
         rest = np.flatnonzero(~taken)
@@ -287,7 +288,7 @@ class JobLogParser(LineParser):
         fast = prep.fast
         if fast is None or len(fast.rows) == 0:
             if prep.tqdm is not None:
-                joblog_preset.tqdm_chunk(self, lines, first_line_no, prep.tqdm)
+                joblog_preset.tqdm_chunk(self, lines, first_line_no, prep.tqdm, prep.whole)
             else:
                 super().parse_chunk(lines, first_line_no,
                                     NOT_PREPARED if prep.whole is None else prep.whole)

@@ -58,6 +58,27 @@ def plan(lines: pl.Series) -> prefilter.ChunkPlan:
                                context=m["stamped"], shapes=u)
 
 
+def plan_except(lines: pl.Series, taken: np.ndarray) -> prefilter.ChunkPlan:
+    """``plan`` of a chunk whose lines ``taken`` (sorted indices) a fast path presets: their
+    candidate and noise are never read, so the masks run on the other lines only (a tqdm
+    chunk: ~4% of its lines; 15.6 -> 2.4 ms per 8 MiB); the context (stamped lines, which
+    ``_inherited`` reads anywhere) on every line. No shapes: the unparsed lines are grouped
+    by digit keys instead, with the same result (``Forms.add_shapes``)."""
+    n = len(lines)
+    keep = np.ones(n, bool)
+    keep[taken] = False
+    rest = np.flatnonzero(keep)
+    if rest.size == n:
+        return plan(lines)
+    sub = plan(lines.gather(rest))
+    cand = np.zeros(n, bool)
+    cand[rest] = sub.candidate
+    noise = np.ones(n, bool)
+    noise[rest] = sub.noise
+    return prefilter.ChunkPlan(candidate=cand, noise=noise,
+                               context=prefilter.mask(lines, V_STAMPED))
+
+
 def _candidates(lines: pl.Series, nccl: np.ndarray) -> np.ndarray:
     """The claims-free prefilter on NCCL INFO lines, the full one on the others."""
     if nccl.all():
