@@ -297,7 +297,11 @@ class JobLogParser(LineParser):
         if not keep.any():  # e.g. every line with its own kubectl stamp
             kube = fast_flag == 2
             if kube.any() and prefilter.enabled() and len(lines) >= SMALL_CHUNK:
-                joblog_preset.kube_chunk(self, lines, first_line_no, fast, kube, fast_ts)
+                # the plan of the lines the kubectl rows leave: ``prepare``'s, when those
+                # rows are all of the fast path's
+                plan = joblog_plan.plan_except(lines, fast.rows[kube],
+                                               prep.plan if kube.all() else None)
+                joblog_preset.kube_chunk(self, lines, first_line_no, fast, kube, fast_ts, plan)
             else:
                 super().parse_chunk(lines, first_line_no)
             return

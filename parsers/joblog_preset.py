@@ -152,11 +152,12 @@ def with_preset(p: JobLogParser, lines: pl.Series, first: int, taken: np.ndarray
 
 
 def kube_chunk(p: JobLogParser, lines: pl.Series, first: int, fast: Any, kube: np.ndarray,
-                ts: np.ndarray) -> None:
+               ts: np.ndarray, plan: prefilter.ChunkPlan | None = None) -> None:
     """Iteration lines behind a kubectl stamp (``_fast_prefix``), as EVENTS rows in
-    per-line order -- what the per-line path gives them (not compact progress rows)."""
+    per-line order -- what the per-line path gives them (not compact progress rows).
+    ``plan``: the chunk's, if already made (``joblog_plan.plan_except``)."""
     rows = fast.rows[kube]
-    _, marks, _ = with_preset(p, lines, first, rows)
+    _, marks, _ = with_preset(p, lines, first, rows, plan)
     k = rows.size
     cols = {
         "ts": pa.array(ts[kube], pa.int64()),
