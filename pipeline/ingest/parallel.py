@@ -7,6 +7,13 @@ are replayed in input order as soon as each next one is done (``parts.replay``).
 workers are *spawned*, not forked: the client already runs the writer thread, DuckDB and
 polars' thread pool, none of which survive a fork.
 
+With local workers the client reads too, instead of waiting (``Inline``): the first task in
+input order is never sent, and a later task that no worker has started when its turn comes is
+taken back; the client parses those straight into its sinks, as ``--jobs 1`` would, so
+nothing is written to a part and read back. That is what a directory of one large file and
+some small ones needs (the 512 MiB slurm mix: a 412 MB slurmctld.log beside 64 slurmd logs):
+there the part round trip of the large file made ``--jobs 2`` slower than ``--jobs 1``.
+
 A worker that dies (killed, out of memory) or a task that raises ends the ingest with one line
 naming the file and what to do; nothing half-replayed is kept (the output folder is only
 committed when everything is in).
@@ -19,6 +26,7 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +34,16 @@ from parsers.inputs import input_size
 from parsers.reader import InputFile, ReadStats
 from parsers.remote import process_local
 from pipeline.ingest.parts import Options, PartResult, group, read_part
+
+#: the client reads tasks too (``Inline``); False sends every task to the workers
+CLIENT_READS = True
+
+
+@dataclass(frozen=True)
+class Inline:
+    """Task ``index`` is the client's to read (its files, in order, by the serial path)."""
+
+    index: int
 
 
 class ParallelError(RuntimeError):
@@ -75,12 +93,19 @@ def _warm() -> None:
     import parsers.registry  # noqa: F401
 
 
+def tasks_of(files: list[InputFile]) -> list[list[int]]:
+    """The positions of ``files`` in each task, in input order (``parts.group``)."""
+    return group([input_size(f) for f in files])
+
+
 def parts_in_order(files: list[InputFile], stats: list[ReadStats], parts: Path,
                    opts: Options, *, jobs: int, scheduler: str | None = None,
-                   pool: ProcessPoolExecutor | None = None) -> Iterator[PartResult]:
+                   pool: ProcessPoolExecutor | None = None
+                   ) -> Iterator[PartResult | Inline]:
     """The files parsed by workers into ``parts``, a task per ``group`` of them; the task
-    results in input order. ``pool``: workers already started (``warm_pool``; kept open)."""
-    tasks = group([input_size(f) for f in files])
+    results in input order, or ``Inline`` for a task the client is to read itself (local
+    workers only). ``pool``: workers already started (``warm_pool``; kept open)."""
+    tasks = tasks_of(files)
     args = [([files[i] for i in t], [stats[i] for i in t]) for t in tasks]
     # the largest task first: the cores finish together
     order = sorted(range(len(tasks)), key=lambda k: (-sum(input_size(f) for f in args[k][0]), k))
@@ -96,13 +121,19 @@ def parts_in_order(files: list[InputFile], stats: list[ReadStats], parts: Path,
 
 
 def _local(pool: ProcessPoolExecutor, args: list[tuple[list[InputFile], list[ReadStats]]],
-           order: list[int], parts: Path, opts: Options) -> Iterator[PartResult]:
+           order: list[int], parts: Path, opts: Options) -> Iterator[PartResult | Inline]:
     futures: dict[int, Future[PartResult]] = {}
     try:
         for k in order:
-            futures[k] = pool.submit(read_part, k, args[k][0], args[k][1], parts, opts)
+            if k or not CLIENT_READS:  # task 0 is the client's
+                futures[k] = pool.submit(read_part, k, args[k][0], args[k][1], parts, opts)
         for k in range(len(args)):
-            yield _result(futures.pop(k), args[k][0])
+            fut = futures.pop(k, None)
+            # not started by a worker: the client reads it
+            if fut is None or (CLIENT_READS and fut.cancel()):
+                yield Inline(k)
+            else:
+                yield _result(fut, args[k][0])
     except RuntimeError as e:  # submit to a pool whose worker died while warming up
         if isinstance(e, BrokenProcessPool):
             raise ParallelError("a worker process died before reading its first file "

@@ -146,13 +146,19 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
     try:
         done = parallel.parts_in_order(remote, [_stats(prints[f.display]) for f in remote],
                                        folder, opts, jobs=jobs, scheduler=scheduler, pool=pool)
+        tasks = [[remote[i] for i in t] for t in parallel.tasks_of(remote)]
         sent = {f.display for f in remote}
         replayed: Iterator[FileResult] = iter(())
         for f in files:
             if f.display in sent:
                 res = next(replayed, None)
                 if res is None:  # the next task's files
-                    replayed = parts.replay(next(done), folder, ev, rec, ev.progress)
+                    part = next(done)
+                    if isinstance(part, parallel.Inline):  # read here, as with --jobs 1
+                        replayed = (_read_one(g, prints[g.display], ev, rec, tz=tz, year=year,
+                                              source=source) for g in tasks[part.index])
+                    else:
+                        replayed = parts.replay(part, folder, ev, rec, ev.progress)
                     res = next(replayed)
                 yield f, res
             else:

@@ -25,6 +25,7 @@ from click.testing import CliRunner
 
 from parsers.reader import expand_inputs
 from pipeline.cli.main import main
+from pipeline.ingest import parallel, parts
 from pipeline.ingest.run import ingest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +74,22 @@ def _same_outputs(a: Path, b: Path) -> None:
         assert ta[name] == tb[name], name
 
 
-def test_jobs_give_the_same_output(tmp_path: Path) -> None:
+@pytest.mark.parametrize("client_reads", [False, True])
+def test_jobs_give_the_same_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   client_reads: bool) -> None:
+    """Tasks of a few files each (so there are many); the workers read them all, or the
+    client reads the first and any a worker has not started when its turn comes."""
+    monkeypatch.setattr(parts, "GROUP_FILES", 4)
+    monkeypatch.setattr(parallel, "CLIENT_READS", client_reads)
+    seen: list[str] = []
+    real = parallel.parts_in_order
+
+    def spy(*a: Any, **kw: Any) -> Any:
+        for got in real(*a, **kw):
+            seen.append(type(got).__name__)
+            yield got
+
+    monkeypatch.setattr(parallel, "parts_in_order", spy)
     rules = tmp_path / "rules.csv"
     rules.write_text(RULE)
     files = expand_inputs(_inputs(tmp_path))
@@ -82,7 +98,10 @@ def test_jobs_give_the_same_output(tmp_path: Path) -> None:
     _same_outputs(tmp_path / "one", tmp_path / "two")
     assert one.events == two.events > 12_000
     assert [f.note for f in one.files] == [f.note for f in two.files]
-    # the rule reached the workers: its lines are events of kind text in both
+    assert len(seen) > 4 and "PartResult" in seen
+    assert ("Inline" in seen) == client_reads and (seen[0] == "Inline") == client_reads
+    # the rule reached the workers (every task is theirs without client_reads): its lines
+    # are events of kind text in both
     con = duckdb.connect(str(tmp_path / "two" / "tormortem.duckdb"), read_only=True)
     n = con.execute("SELECT count(*) FROM classified_events WHERE rule_id = 'site-debug'"
                     ).fetchall()[0][0]
