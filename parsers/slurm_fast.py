@@ -41,6 +41,7 @@ from parsers.anchors import CompiledPrefilter
 from parsers.base import EVENT, NOISE
 from parsers.fastrows import ISO_SECONDS, fixed_offset_us, iso_us, printable
 from parsers.schema import EVENTS
+from parsers.slurm_shapes import ctld_shaped
 
 _ENV = r"^\[(" + ISO_SECONDS + r")(?:\.([0-9]{1,9}))?\] ([ -~]*)$"
 _PREFIX = r"^\[" + ISO_SECONDS + r"(?:\.[0-9]{1,9})?\] "  #: ``_ENV``'s head, no captures
@@ -78,14 +79,15 @@ def _layer_prefilter() -> CompiledPrefilter:
 Fast = tuple[np.ndarray, pl.DataFrame | None, np.ndarray]
 
 
-def _envelope(lines: pl.Series, off: int) -> pl.DataFrame:
+def _envelope(lines: pl.Series, off: int, ok: np.ndarray | None = None) -> pl.DataFrame:
     """Chunk index, stamp (epoch us) and message of the lines with a plain ``[ISO]``
     envelope (see module docstring): ``_ENV`` without its captures, which cost ~2x the match
     (the stamp has a fixed width and no ``]``, so the first ``]`` ends the envelope) and with
     its printable-ASCII test done per chunk (``fastrows.printable``)."""
     line = pl.col("l")
     end = pl.col("end")
-    return (pl.DataFrame({"l": lines, "p": printable(lines)}).with_row_index("i")
+    return (pl.DataFrame({"l": lines, "p": printable(lines) if ok is None else ok})
+            .with_row_index("i")
             .filter(pl.col("p") & line.str.contains(_PREFIX))
             .with_columns(end=line.str.find("]", literal=True))
             .with_columns(stamp=line.str.slice(1, 19),
@@ -103,11 +105,23 @@ def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str) -> Fast | No
     off = fixed_offset_us(tz)
     if off is None:
         return None
-    n = len(lines)
-    status = np.full(n, -1, np.int8)
-    env = _envelope(lines, off)
-    if not env.height:
-        return status, None, np.zeros(0, np.int64)
+    status = np.full(len(lines), -1, np.int8)
+    ok = printable(lines)
+    shaped = ctld_shaped(lines, ok, off)
+    rows, submit = shaped if shaped is not None else _per_line(lines, ok, off)
+    if submit.size:
+        # the submit lines differ only in their digits: the anchors are tested once per
+        # digit-zeroed shape (a few per chunk), exactly (parsers/dedupe.py)
+        sub = lines.gather(submit)
+        other = prefilter.masks(sub, {"m": _layer_prefilter()}, unique=dedupe.shapes(sub))["m"]
+        status[submit[~np.asarray(other, bool)]] = NOISE
+    return _result(status, rows, source, path, None, "unknown")
+
+
+def _per_line(lines: pl.Series, ok: np.ndarray, off: int) -> tuple[pl.DataFrame, np.ndarray]:
+    """``ctld_fast``'s rows and submit lines, the patterns run on every line (a chunk
+    whose lines do not repeat by shape)."""
+    env = _envelope(lines, off, ok)
     msg = pl.col("msg")
     parts = []
     for rx, start in ((_ALLOCATE, "sched: Allocate "), (_BACKFILL, "sched/backfill: ")):
@@ -139,14 +153,8 @@ def ctld_fast(lines: pl.Series, tz: tzinfo, source: str, path: str) -> Fast | No
                 pl.col("1").alias("job_id"), pl.col("2").alias("code"),
                 pl.lit(None, pl.Float64).alias("value")))
     rows = pl.concat(parts).sort("i")
-    submit = env.filter(msg.str.contains(_SUBMIT)).get_column("i").to_numpy()
-    if submit.size:
-        # the submit lines differ only in their digits: the anchors are tested once per
-        # digit-zeroed shape (a few per chunk), exactly (parsers/dedupe.py)
-        sub = lines.gather(submit)
-        other = prefilter.masks(sub, {"m": _layer_prefilter()}, unique=dedupe.shapes(sub))["m"]
-        status[submit[~np.asarray(other, bool)]] = NOISE
-    return _result(status, rows, source, path, None, "unknown")
+    submit = env.filter(msg.str.contains(_SUBMIT)).get_column("i").to_numpy().astype(np.int64)
+    return rows, submit
 
 
 def slurmd_fast(lines: pl.Series, tz: tzinfo, source: str, path: str, host: str | None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -87,12 +88,18 @@ Jan  1 00:00:02 slurmctl01 slurmctld[2140]: requeue JobId=4000022 due to failure
 """
 
 
+@pytest.mark.parametrize("shaped", [False, True])
 @pytest.mark.parametrize("tz", ["UTC", "+02:00", "Europe/Berlin"])
-def test_slurmctld_fast_path_equals_per_line(tz: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_slurmctld_fast_path_equals_per_line(tz: str, shaped: bool,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``shaped``: the chunk read per line shape (parsers/slurm_shapes.py), as a busy
+    controller's 100,000-line chunks are; else its patterns on every line."""
+    from parsers import slurm_shapes
     from parsers.slurm_fast import ctld_fast
     from parsers.slurm_logs import SlurmctldParser
     from parsers.timeutil import get_tz
 
+    monkeypatch.setattr(slurm_shapes, "MIN_LINES", 0 if shaped else 10**9)
     text = CTLD * 12  # > SMALL_CHUNK lines: the chunk is planned
     rows = both_paths(SlurmctldParser, text, "slurmctld.log", monkeypatch, tz=get_tz(tz))
     kinds = {r["kind"] for r in rows}
@@ -104,6 +111,9 @@ def test_slurmctld_fast_path_equals_per_line(tz: str, monkeypatch: pytest.Monkey
         assert fast is not None
         status = fast[0]
         assert (status >= 0).sum() == 13 * 12  # the regular lines above, and no other
+        lines = pl.Series(text.splitlines())
+        got = slurm_shapes.ctld_shaped(lines, np.ones(len(lines), bool), 0)
+        assert (got is not None) == shaped
 
 
 def _bars(a: int, b: int, total: int = 100000) -> str:
