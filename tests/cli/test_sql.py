@@ -76,3 +76,54 @@ def test_shell(demo_out: Path, monkeypatch: pytest.MonkeyPatch,
     assert "\n18\n" in out or " 18\n" in out  # the two-line statement ran
     assert "Error: Parser Error" in err  # a bad statement does not end the shell
     assert out.rstrip().endswith("two\n2")
+
+
+def _pty_read(fd: int, until: bytes, timeout: float = 30.0) -> bytes:
+    import os
+    import select
+    import time
+
+    out, end = b"", time.monotonic() + timeout
+    while until not in out and time.monotonic() < end:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                got = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not got:
+                break
+            out += got
+    return out
+
+
+def test_ctrl_c_in_the_shell_clears_the_line_and_the_shell_goes_on(demo_out: Path) -> None:
+    """On a terminal (a pseudo-terminal here), Ctrl-C is the terminal's SIGINT to the shell:
+    the half-typed statement is dropped and the next one runs, as in psql or sqlite3."""
+    import os
+    import pty
+    import sys
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: tormortem sql on the terminal
+        os.execv(sys.executable, [sys.executable, "-c", "import sys; sys.argv[0] = 'tormortem'; "
+                                  "from pipeline.cli import main; main()", "sql", str(demo_out)])
+    try:
+        assert b"tormortem> " in _pty_read(fd, b"tormortem> ")
+        os.write(fd, b"SELECT 41 + 1 AS never")
+        assert b"never" in _pty_read(fd, b"never")  # echoed: the shell has read it
+        os.write(fd, b"\x03")  # the terminal turns it into SIGINT for the shell
+        assert b"tormortem> " in _pty_read(fd, b"tormortem> ")
+        os.write(fd, b"SELECT 6 * 7 AS answer;\n")
+        got = _pty_read(fd, b"(1 row)")
+        assert b"42" in got and b"(1 row)" in got, got
+        os.write(fd, b".quit\n")
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        os.close(fd)
+        try:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
