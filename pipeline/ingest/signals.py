@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import os
+import select
 import signal
 import threading
 import time
@@ -50,7 +51,16 @@ BACKSTOP_S = 20.0
 _deadline: list[tuple[float, int]] = []
 
 
+#: when the main thread last ran ``_on_signal`` (monotonic), read by the watchdog's relay
+_seen_at: list[float] = [0.0]
+#: Python's signal wake-up pipe (read end, write end): a byte per signal caught, whichever
+#: thread the kernel handed it to
+_pipe: list[tuple[int, int]] = []
+RELAY_S = 0.05  #: how long the main thread has to run the handler before the relay
+
+
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    _seen_at[0] = time.monotonic()
     _last.append(signum)
     if _depth:
         _held.append(signum)
@@ -75,10 +85,34 @@ def block_signals() -> None:
 
 
 def _watchdog() -> None:
-    """Polls ``_deadline`` (no lock, no Event: the main thread may have been cut anywhere)."""
+    """Polls ``_deadline`` (no lock, no Event: the main thread may have been cut anywhere),
+    and relays a signal to the main thread: the kernel may hand SIGINT to any thread not
+    blocking it (DuckDB's, Arrow's, polars' own threads), and then the main thread, asleep in
+    a blocking call, does not run the handler until that call returns by itself. So when the
+    wake-up pipe says a signal came and the handler has not run within ``RELAY_S``, the
+    signal is sent to the main thread itself, once."""
     block_signals()
+    main_id = threading.main_thread().ident
+    assert main_id is not None
+    pending: dict[int, float] = {}  #: signal -> when its byte was read
+    relayed: dict[int, float] = {}  #: signal -> when it was relayed (its handler not yet run)
     while True:
-        time.sleep(0.25)
+        if _pipe and select.select([_pipe[0][0]], [], [], RELAY_S if pending else 0.25)[0]:
+            got = os.read(_pipe[0][0], 256)
+            now = time.monotonic()
+            for sig in (int(signal.SIGINT), int(signal.SIGTERM)):
+                if sig in got and not (sig in relayed and _seen_at[0] < relayed[sig]):
+                    pending.setdefault(sig, now)
+        elif not _pipe:
+            time.sleep(0.25)
+        now = time.monotonic()
+        for signum, since in list(pending.items()):
+            if _seen_at[0] >= since - RELAY_S:  # run (or held in a commit): nothing to do
+                del pending[signum]
+            elif now - since >= RELAY_S:
+                del pending[signum]
+                relayed[signum] = now
+                signal.pthread_kill(main_id, signum)
         if _deadline and time.monotonic() > _deadline[0][0]:
             signum = _deadline[0][1]
             os.write(2, f"\ninterrupted ({signal.Signals(signum).name}): the stop did not "
@@ -92,6 +126,11 @@ def install_signal_handlers() -> dict[int, Any]:
     (for ``restore_signal_handlers``). Only the main thread can install them. Starts the
     watchdog thread that bounds the stop (now: a thread started inside the handler could
     wait on a lock of ``threading`` that the cut-off main thread holds)."""
+    if not _pipe:
+        r, w = os.pipe()
+        os.set_blocking(w, False)
+        _pipe.append((r, w))
+    signal.set_wakeup_fd(_pipe[0][1], warn_on_full_buffer=False)
     if not any(t.name == "tormortem-watchdog" for t in threading.enumerate()):
         threading.Thread(target=_watchdog, name="tormortem-watchdog", daemon=True).start()
     old: dict[int, Any] = {}

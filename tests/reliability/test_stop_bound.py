@@ -78,3 +78,26 @@ def test_a_stop_stuck_in_c_code_holding_the_gil_dumps_and_exits() -> None:
                          backstop=1.0)
     assert rc == 1 and 1.9 <= took < 15, (rc, took)
     assert "most recent call first" in err and "in match" in err, err
+
+
+#: the signal reaches a thread that is not the main one (as the kernel may choose any thread
+#: that does not block it: DuckDB's, Arrow's), while the main thread sleeps in a blocking read
+OTHER_THREAD = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    from pipeline.ingest import signals
+    signals.install_signal_handlers()
+    other = threading.Thread(target=time.sleep, args=(60,), daemon=True)
+    other.start()
+    threading.Timer(0.3, signal.pthread_kill, (other.ident, signal.SIGINT)).start()
+    r, w = os.pipe()
+    try:
+        os.read(r, 1)  # nothing will ever be written
+    except signals.Interrupted as e:
+        sys.exit(128 + e.signum)
+""")
+
+
+def test_a_signal_caught_by_another_thread_still_stops_the_main_one() -> None:
+    p = subprocess.run([sys.executable, "-c", OTHER_THREAD], capture_output=True, text=True,
+                       timeout=30, check=False)
+    assert p.returncode == 130, p.stderr
