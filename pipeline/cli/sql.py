@@ -114,54 +114,22 @@ def _one_line(e: Exception) -> str:
 def _shell(con: Any, fmt: str) -> None:
     """The interactive shell. Ctrl-C clears the line being typed, or stops the running
     statement, and the shell goes on (as in psql, sqlite3 or DuckDB's own shell): SIGINT is
-    a KeyboardInterrupt here, not the CLI's ``Interrupted``, which would end it.
-
-    The kernel may hand the terminal's SIGINT to any thread that does not block it -- DuckDB's
-    and Arrow's own threads among them -- and the main thread, asleep in ``input()``, would
-    not wake until the next Enter (4 Ctrl-C in 12 were lost so). So a relay thread, woken by
-    Python's signal wake-up pipe, sends SIGINT to the main thread itself when the handler has
-    not run within 50 ms of a signal."""
-    import os
+    a KeyboardInterrupt here, not the CLI's ``Interrupted``, which would end it. (A SIGINT
+    the kernel hands to another thread reaches the main one through the watchdog's relay,
+    ``pipeline.ingest.signals``: without it 4 Ctrl-C in 12 were lost until the next Enter.)"""
     import signal
-    import threading
-    import time
 
-    from pipeline.ingest.signals import block_signals
-
-    handled = [0.0]  #: when the handler last ran (monotonic)
+    from pipeline.ingest.signals import note_handled
 
     def on_int(_signum: int, _frame: object) -> None:
-        handled[0] = time.monotonic()
+        note_handled()
         raise KeyboardInterrupt
 
-    main_id = threading.main_thread().ident
-    assert main_id is not None
-    r, w = os.pipe()
-    os.set_blocking(w, False)
-
-    def relay() -> None:
-        block_signals()
-        while got := os.read(r, 64):  # a byte per signal caught: its number
-            if signal.SIGINT not in got:
-                continue
-            since = time.monotonic() - 0.05
-            if handled[0] < since:  # not just handled: give the main thread 50 ms
-                time.sleep(0.05)
-                if handled[0] < since:
-                    signal.pthread_kill(main_id, signal.SIGINT)
-
     old = signal.signal(signal.SIGINT, on_int)
-    old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-    t = threading.Thread(target=relay, name="tormortem-sql-relay", daemon=True)
-    t.start()
     try:
         _loop(con, fmt)
     finally:
-        signal.set_wakeup_fd(old_fd)
         signal.signal(signal.SIGINT, old)
-        os.close(w)  # the relay reads the end of the pipe and stops
-        t.join(1)
-        os.close(r)
 
 
 def _loop(con: Any, fmt: str) -> None:

@@ -59,8 +59,14 @@ _pipe: list[tuple[int, int]] = []
 RELAY_S = 0.05  #: how long the main thread has to run the handler before the relay
 
 
-def _on_signal(signum: int, _frame: FrameType | None) -> None:
+def note_handled() -> None:
+    """For a handler of SIGINT/SIGTERM other than ``_on_signal`` (the sql shell's): the
+    main thread has run it (the watchdog then relays nothing)."""
     _seen_at[0] = time.monotonic()
+
+
+def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    note_handled()
     _last.append(signum)
     if _depth:
         _held.append(signum)
