@@ -133,17 +133,24 @@ def _files(con: duckdb.DuckDBPyConnection) -> dict[str, OutFile]:
 
 def _lines_in(con: duckdb.DuckDBPyConnection, f: OutFile, jobs: list[Job]) -> list[int]:
     """How many of the file's own-stamped lines each job's executions hold (stamps and sacct
-    times are whole seconds: a line stamped in the second a job ends is that job's)."""
-    out = []
-    for j in jobs:
-        cond = " OR ".join(f"(t >= {s:.3f} AND t <= {e + 1.0:.3f})"
-                           for s, e in j.windows) or "false"
-        row = con.execute(
-            f"SELECT count(*) FILTER ({cond}) FROM (SELECT epoch(ts) AS t FROM events WHERE "
-            "file = ? AND source = 'joblog' AND ts_flag IN ('exact', 'assumed_tz'))",
-            [f.file]).fetchall()
-        out.append(int(row[0][0]) if row else 0)
-    return out
+    times are whole seconds: a line stamped in the second a job ends is that job's).
+
+    A line that two candidates' executions hold -- the second in which one job of a name ended
+    and the next began, as a requeued torchrun's does -- counts for neither, unless no line is
+    held by one job alone: otherwise the new job's first lines, a few percent of a short rank
+    log, made the old job an owner of its files too (seen in a real-Slurm campaign)."""
+    conds = [" OR ".join(f"(t >= {s:.3f} AND t <= {e + 1.0:.3f})" for s, e in j.windows)
+             or "false" for j in jobs]
+    alone = [f"({c}) AND NOT ({' OR '.join(o for k, o in enumerate(conds) if k != i)})"
+             if len(conds) > 1 else c for i, c in enumerate(conds)]
+    cols = ", ".join(f"count(*) FILTER ({c})" for c in [*conds, *alone])
+    row = con.execute(
+        f"SELECT {cols} FROM (SELECT epoch(ts) AS t FROM events WHERE "
+        "file = ? AND source = 'joblog' AND ts_flag IN ('exact', 'assumed_tz'))",
+        [f.file]).fetchall()
+    got = [int(x) for x in row[0]] if row else [0] * (2 * len(jobs))
+    held, only = got[:len(jobs)], got[len(jobs):]
+    return only if sum(only) else held
 
 
 def _by_path(f: OutFile, by_id: dict[str, list[Job]]) -> list[Job]:
