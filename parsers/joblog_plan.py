@@ -74,11 +74,8 @@ def plan_except(lines: pl.Series, taken: np.ndarray,
         return plan(lines)
     if sub is None:
         sub = plan(lines.gather(rest))
-    cand = np.zeros(n, bool)
-    cand[rest] = sub.candidate
-    noise = np.ones(n, bool)
-    noise[rest] = sub.noise
-    return prefilter.ChunkPlan(candidate=cand, noise=noise,
+    return prefilter.ChunkPlan(candidate=prefilter.spread(sub.candidate, rest, n, False),
+                               noise=prefilter.spread(sub.noise, rest, n, True),
                                context=prefilter.mask(lines, V_STAMPED))
 
 

@@ -55,6 +55,14 @@ class ChunkPlan:
     shapes: dedupe.Unique | None = None
 
 
+def spread(values: np.ndarray, at: np.ndarray, n: int, fill: bool) -> np.ndarray:
+    """A chunk's mask (``n`` lines) from the values of its lines ``at``; ``fill`` elsewhere
+    (a plan made for the lines a fast path left)."""
+    out = np.full(n, fill, bool)
+    out[at] = values
+    return out
+
+
 def extra_prefilter(regexes: tuple[str, ...]) -> Prefilter:
     pf = Prefilter()
     pf.regexes.update(regexes)

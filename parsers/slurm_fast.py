@@ -41,18 +41,17 @@ from parsers.anchors import CompiledPrefilter
 from parsers.base import EVENT, NOISE
 from parsers.fastrows import ISO_SECONDS, fixed_offset_us, iso_us, printable
 from parsers.schema import EVENTS
+from parsers.slurm_shapes import ALLOCATE as _ALLOCATE
+from parsers.slurm_shapes import BACKFILL as _BACKFILL
+from parsers.slurm_shapes import COMPLETE as _COMPLETE
+from parsers.slurm_shapes import EMBEDDED as _EMBEDDED
+from parsers.slurm_shapes import KILL as _KILL
+from parsers.slurm_shapes import SUBMIT_LINE as _SUBMIT
+from parsers.slurm_shapes import TIMELIMIT as _TIMELIMIT
 from parsers.slurm_shapes import ctld_shaped
 
 _ENV = r"^\[(" + ISO_SECONDS + r")(?:\.([0-9]{1,9}))?\] ([ -~]*)$"
 _PREFIX = r"^\[" + ISO_SECONDS + r"(?:\.[0-9]{1,9})?\] "  #: ``_ENV``'s head, no captures
-_EMBEDDED = r"\[[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
-_JOB = r"JobId=([0-9]+)"
-_ALLOCATE = r"^sched: Allocate " + _JOB + r" NodeList=([!-~]+)(?: |$)"
-_BACKFILL = r"^sched/backfill: _start_job: Started " + _JOB + r" in [!-~]+ on ([!-~]+)(?: |$)"
-_COMPLETE = r"^_job_complete: " + _JOB + r" (.+)$"
-_TIMELIMIT = r"^Time limit exhausted for " + _JOB + r"$"
-_KILL = r"^_slurm_rpc_kill_job: REQUEST_KILL_JOB " + _JOB + r" uid ([0-9]+)$"
-_SUBMIT = r"^_slurm_rpc_submit_batch_job: JobId=[0-9]+ InitPrio=[0-9]+ usec=[0-9]+$"
 _LAUNCH = (r"^launch task StepId=([0-9]+)\.([A-Za-z0-9_]+) request from UID:[0-9]+ GID:[0-9]+ "
            r"HOST:[0-9.]+ PORT:[0-9]+$")
 _BATCH = r"^Launching batch job ([0-9]+) for UID [0-9]+$"

@@ -163,8 +163,8 @@ class _SlurmLogParser(LineParser):
         cand = candidates_with_default_noise(sub, noise)
         if sub is not lines:
             assert rest is not None
-            noise, cand = _spread(noise, rest, len(lines), True), _spread(cand, rest,
-                                                                         len(lines), False)
+            noise = prefilter.spread(noise, rest, len(lines), True)
+            cand = prefilter.spread(cand, rest, len(lines), False)
         months = prefilter.months(lines, prefilter.SHORT_MONTH)
         return prefilter.ChunkPlan(
             candidate=cand, noise=noise,
@@ -244,12 +244,6 @@ class SlurmctldParser(_SlurmLogParser):
 
     def _message(self, env: Envelope, line_no: int) -> int:
         return self._own(self.ctld, env, line_no)
-
-
-def _spread(values: np.ndarray, at: np.ndarray, n: int, fill: bool) -> np.ndarray:
-    out = np.full(n, fill, bool)
-    out[at] = values
-    return out
 
 
 _NAME_HOST = re.compile(r"^slurmd[-_.](.+?)(?:\.log)?$")

@@ -35,21 +35,25 @@ MIN_LINES = dedupe.MIN_LINES  #: fewer lines: ``ctld_fast`` as before (tests low
 SHAPE_PREFIX = re.compile(r"\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
                           r"(?:\.[0-9]{1,9})?\] ")
 ENVELOPE = r"^\[" + ISO_SECONDS + r"(?:\.[0-9]{1,9})?\] "
-_EMBEDDED = re.compile(r"\[[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]")
+#: ``ctld_fast``'s patterns (the message's; ``slurm_fast`` runs them per line)
+EMBEDDED = r"\[[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
 _JOB = r"JobId=([0-9]+)"
+ALLOCATE = r"^sched: Allocate " + _JOB + r" NodeList=([!-~]+)(?: |$)"
+BACKFILL = r"^sched/backfill: _start_job: Started " + _JOB + r" in [!-~]+ on ([!-~]+)(?: |$)"
+COMPLETE = r"^_job_complete: " + _JOB + r" (.+)$"
+TIMELIMIT = r"^Time limit exhausted for " + _JOB + r"$"
+KILL = r"^_slurm_rpc_kill_job: REQUEST_KILL_JOB " + _JOB + r" uid ([0-9]+)$"
+SUBMIT_LINE = r"^_slurm_rpc_submit_batch_job: JobId=[0-9]+ InitPrio=[0-9]+ usec=[0-9]+$"
+_EMBEDDED = re.compile(EMBEDDED)
 #: (message start, pattern, kind): ``slurm_fast``'s families, in its order
 FAMILIES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("sched: Allocate ", re.compile(r"sched: Allocate " + _JOB + r" NodeList=([!-~]+)(?: |$)"),
-     "job_start"),
-    ("sched/backfill: ", re.compile(r"sched/backfill: _start_job: Started " + _JOB
-                                    + r" in [!-~]+ on ([!-~]+)(?: |$)"), "job_start"),
-    ("_job_complete: ", re.compile(r"_job_complete: " + _JOB + r" (.+)$"), "job_end"),
-    ("Time limit exhausted for ", re.compile(r"Time limit exhausted for " + _JOB + r"$"),
-     "job_time_limit"),
-    ("_slurm_rpc_kill_job: ", re.compile(r"_slurm_rpc_kill_job: REQUEST_KILL_JOB " + _JOB
-                                         + r" uid ([0-9]+)$"), "job_cancel"),
+    ("sched: Allocate ", re.compile(ALLOCATE), "job_start"),
+    ("sched/backfill: ", re.compile(BACKFILL), "job_start"),
+    ("_job_complete: ", re.compile(COMPLETE), "job_end"),
+    ("Time limit exhausted for ", re.compile(TIMELIMIT), "job_time_limit"),
+    ("_slurm_rpc_kill_job: ", re.compile(KILL), "job_cancel"),
 )
-_SUBMIT = re.compile(r"_slurm_rpc_submit_batch_job: JobId=[0-9]+ InitPrio=[0-9]+ usec=[0-9]+$")
+_SUBMIT = re.compile(SUBMIT_LINE)
 SUBMIT = len(FAMILIES)  #: the family code of a submit line (noise)
 _NUM = re.compile(r"([0-9]+)$")
 #: per shape: family (-1: none), the stamp's ``]``, job id span, code span, value span

@@ -100,12 +100,13 @@ def tasks_of(files: list[InputFile]) -> list[list[int]]:
 
 def parts_in_order(files: list[InputFile], stats: list[ReadStats], parts: Path,
                    opts: Options, *, jobs: int, scheduler: str | None = None,
-                   pool: ProcessPoolExecutor | None = None
-                   ) -> Iterator[PartResult | Inline]:
+                   pool: ProcessPoolExecutor | None = None,
+                   tasks: list[list[int]] | None = None) -> Iterator[PartResult | Inline]:
     """The files parsed by workers into ``parts``, a task per ``group`` of them; the task
     results in input order, or ``Inline`` for a task the client is to read itself (local
-    workers only). ``pool``: workers already started (``warm_pool``; kept open)."""
-    tasks = tasks_of(files)
+    workers only). ``pool``: workers already started (``warm_pool``; kept open); ``tasks``:
+    ``tasks_of(files)``, if the caller has it."""
+    tasks = tasks_of(files) if tasks is None else tasks
     args = [([files[i] for i in t], [stats[i] for i in t]) for t in tasks]
     # the largest task first: the cores finish together
     order = sorted(range(len(tasks)), key=lambda k: (-sum(input_size(f) for f in args[k][0]), k))

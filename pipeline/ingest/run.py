@@ -144,9 +144,11 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
     folder = out / "parts"
     opts = parts.options(tz, year, source)
     try:
+        grouped = parallel.tasks_of(remote)
         done = parallel.parts_in_order(remote, [_stats(prints[f.display]) for f in remote],
-                                       folder, opts, jobs=jobs, scheduler=scheduler, pool=pool)
-        tasks = [[remote[i] for i in t] for t in parallel.tasks_of(remote)]
+                                       folder, opts, jobs=jobs, scheduler=scheduler, pool=pool,
+                                       tasks=grouped)
+        tasks = [[remote[i] for i in t] for t in grouped]
         sent = {f.display for f in remote}
         replayed: Iterator[FileResult] = iter(())
         for f in files:
