@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from parsers.base import EVENT, NOISE, Emit
+from parsers.base import EVENT, NOISE, Emit, never_open
 
 _STEP = re.compile(r"^(?:\[Rank (-?\d+)\] |rank:(\d+) )step=(\d+), skipped=\d+")
 _GLOBAL_STEP = re.compile(r"global_step(\d+)")
@@ -62,8 +62,7 @@ class DeepSpeedMatcher:
         "step=", "SamplesPerSec=", "heckpoint", *_OVERFLOW, *_NOISE_HINTS)
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
-    def is_open(self) -> bool:
-        return False
+    is_open = never_open
 
     format = "deepspeed"
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from parsers.base import EVENT, NOISE, Emit
+from parsers.base import EVENT, NOISE, Emit, never_open
 
 _NUM = r"(?:np\.float\d+\()?'?(-?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf|-inf)"
 _LOSS = re.compile(r"^\{'loss': " + _NUM)
@@ -78,8 +78,7 @@ class HfTrainerMatcher:
         "%|", *(p.strip() for p in _NOISE_STARTS))
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
-    def is_open(self) -> bool:
-        return False
+    is_open = never_open
 
     format = "hf_trainer"
 

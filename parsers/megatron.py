@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from parsers.base import EVENT, NOISE, Emit
+from parsers.base import EVENT, NOISE, Emit, never_open
 
 ITERATION = re.compile(r"^\s*iteration\s+(\d+)/\s*(\d+) \|")
 ELAPSED = re.compile(r"elapsed time per iteration \(ms\): ([0-9]+(?:\.[0-9]+)?|nan|inf) \|")
@@ -107,8 +107,7 @@ class MegatronMatcher:
         r"(?:^|[:\]])\s*> ", r"(?:^|[:\]])\s*>$", r"(?:^|[\s:\]])-+\s*$",
         r"(?:train|validation|test):\s+\d+\s*$")
 
-    def is_open(self) -> bool:
-        return False
+    is_open = never_open
 
     format = "megatron"
 

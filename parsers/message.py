@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from parsers.anchors import CompiledPrefilter, Prefilter
-from parsers.base import EVENT, NOISE, Emit, FileContext
+from parsers.base import EVENT, NOISE, Emit, FileContext, never_open
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines
@@ -132,6 +132,9 @@ class MessageLayer:
 
     def __init__(self, recognisers: list[Any]) -> None:
         self.recognisers = recognisers
+        #: those that can hold a block open: ``is_open`` runs for every candidate line, and
+        #: most recognisers never hold one (``never_open``)
+        self.openable = [r for r in recognisers if type(r).is_open is not never_open]
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT as soon as one recogniser emits; NOISE if one claimed it as a line without
@@ -150,7 +153,7 @@ class MessageLayer:
             r.finish(emit)
 
     def is_open(self) -> bool:
-        return any(r.is_open() for r in self.recognisers)
+        return any(r.is_open() for r in self.openable)
 
 
 def all_recognisers(ctx: FileContext | None = None, *, tz: tzinfo = UTC,

@@ -38,7 +38,7 @@ import re
 from datetime import UTC
 from typing import Any, ClassVar
 
-from parsers.base import EVENT, NOISE, Emit, FileContext
+from parsers.base import EVENT, NOISE, Emit, FileContext, never_open
 from parsers.timeutil import TimeError, parse_iso
 
 #: ncclResult_t values (src/nccl.h.in) -> names, for ``retcode 3`` / ``res=3`` / ``-> 6``.
@@ -122,8 +122,7 @@ class NcclMatcher:
         r"(?:^|[\]:]|[^O]\s)(?:NET/IB\w*|NET/Socket|Net) ?:")
     CLAIMS: ClassVar[tuple[str, ...]] = ("NCCL",)
 
-    def is_open(self) -> bool:
-        return False
+    is_open = never_open
 
     def __init__(self, ctx: FileContext | None = None) -> None:
         self.tz = ctx.tz if ctx is not None else UTC

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from parsers.anchors import Prefilter, required_literals
-from parsers.base import EVENT, NOISE, Emit
+from parsers.base import EVENT, NOISE, Emit, never_open
 
 _FIELD = re.compile(r"\{(\w+)\}")
 _TEXT_FIELDS = ("code", "device", "host", "job_id")
@@ -185,5 +185,4 @@ class SignatureMatcher:
     def finish(self, emit: Emit) -> None:
         """No multi-line state."""
 
-    def is_open(self) -> bool:
-        return False
+    is_open = never_open

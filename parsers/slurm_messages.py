@@ -16,7 +16,7 @@ import re
 from typing import ClassVar
 
 from parsers import hostlist
-from parsers.base import EVENT, NOISE, Emit
+from parsers.base import EVENT, NOISE, Emit, never_open
 from parsers.slurm_common import JOBID, split_step_prefix, strip_level
 
 _ALLOCATE = re.compile(r"^sched: Allocate " + JOBID + r" NodeList=(\S+)")
@@ -220,8 +220,7 @@ class CtldMessages:
     def finish(self, emit: Emit) -> None:
         """No multi-line state."""
 
-    def is_open(self) -> bool:
-        return False
+    is_open = never_open
 
 
 _OOM = re.compile(r"^Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?"
@@ -330,8 +329,7 @@ class SlurmdMessages:
     def finish(self, emit: Emit) -> None:
         """No multi-line state."""
 
-    def is_open(self) -> bool:
-        return False
+    is_open = never_open
 
     @staticmethod
     def _trouble(msg: str, job: str | None, emit: Emit) -> int | None:

@@ -41,7 +41,7 @@ import re
 from datetime import UTC, tzinfo
 from typing import Any, ClassVar
 
-from parsers.base import EVENT, NOISE, Emit
+from parsers.base import EVENT, NOISE, Emit, never_open
 from parsers.hostlist import HostlistError, expand
 from parsers.slurm_messages import _stepd_trouble
 from parsers.timeutil import TimeError, parse_iso
@@ -93,8 +93,7 @@ class SlurmStepMatcher:
                                          "SLURM_JOB")
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
-    def is_open(self) -> bool:
-        return False
+    is_open = never_open
 
     format = "slurm_step"
 
