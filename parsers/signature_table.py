@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
-from parsers.anchors import Prefilter, required_literals
+from parsers.anchors import Prefilter, required_literals, trie_pattern
 from parsers.base import EVENT, NOISE, Emit, never_open
 
 _FIELD = re.compile(r"\{(\w+)\}")
@@ -144,9 +144,8 @@ def _compiled(extra: tuple[Signature, ...]) -> tuple[tuple[Signature, ...], bool
     signatures, not per file (a fleet has thousands of small files)."""
     table = (*extra, *builtin())
     lower = any(s.ci for s in table)
-    lits = sorted({a for s in table for a in s.anchors}, key=lambda a: (-len(a), a))
-    return table, lower, re.compile("|".join(re.escape(a) for a in lits) or "$^",
-                                    re.IGNORECASE if lower else 0)
+    lits = {a for s in table for a in s.anchors}
+    return table, lower, re.compile(trie_pattern(lits), re.IGNORECASE if lower else 0)
 
 
 class SignatureMatcher:

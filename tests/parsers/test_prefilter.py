@@ -174,3 +174,26 @@ def test_months_read_by_slicing_equal_the_extraction(pattern: str) -> None:
     g[(g < 1) | (g > 12)] = 0
     assert prefilter.glog_months(lines).tolist() == g.tolist()
     assert sorted(set(g.tolist())) == [0, 2, 5, 12]
+
+
+def test_trie_pattern_finds_what_the_alternation_finds() -> None:
+    """``trie_pattern`` (signature_table's any-anchor search) against the flat alternation it
+    replaced, on random literal sets (shared prefixes, one literal a prefix of another, regex
+    metacharacters) and random texts over the same small alphabet."""
+    import random
+    import re
+
+    from parsers.anchors import trie_pattern
+
+    rnd = random.Random(7)
+    alphabet = "ab(.|*)c"
+    for _ in range(400):
+        lits = {"".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 4)))
+                for _ in range(rnd.randint(1, 6))}
+        flat = re.compile("|".join(re.escape(a) for a in sorted(lits, key=len, reverse=True)))
+        trie = re.compile(trie_pattern(lits))
+        for _ in range(30):
+            text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12)))
+            assert (flat.search(text) is None) == (trie.search(text) is None), (lits, text)
+    assert re.compile(trie_pattern([])).search("anything") is None
+    assert re.compile(trie_pattern(["", "x"])).search("anything") is not None
