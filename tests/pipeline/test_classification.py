@@ -70,3 +70,21 @@ def test_every_kind_in_the_samples_has_a_rule() -> None:
     rows = explain_files(expand_inputs([str(ROOT / "sample_logs")]), tz=get_tz("UTC"))
     assert rows
     assert [r for r in rows if r["category"] == "unclassified"] == []
+
+
+def test_peermem_invalid_context_is_a_weak_hint(tmp_path: Path) -> None:
+    """nvidia-peermem's invalid-context lines come by the hundred while registered GPU memory
+    is torn down, on healthy nodes too (Mellanox/nv_peer_memory#53, #120, the line as pasted
+    there): the GPU-driver category, but not a fail-stop cause that would outrank the NCCL
+    timeout or exception that actually ended a job."""
+    from pipeline.ingest.ruletable import load_rules
+
+    f = tmp_path / "kern.log"
+    f.write_text(KERNEL + "nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected "
+                 "invalid context, skipping further processing\n")
+    rows = explain_files(expand_inputs([str(f)]), tz=get_tz("UTC"))
+    assert [(r["kind"], r["code"], r["category"], r["rule"]) for r in rows] == [
+        ("nvrm_error", "peermem", "gpu_driver", "nvrm-peermem")]
+    rules = {r["id"]: r for r in load_rules().to_pylist()}
+    assert rules["nvrm-peermem"]["mode"] == "none"
+    assert rules["nvrm-peermem"]["specificity"] < rules["nccl-timeout"]["specificity"]
