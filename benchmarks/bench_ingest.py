@@ -6,6 +6,7 @@ deterministically (``--seed``):
 
     megatron         a training job's output, ~99% Megatron-LM iteration lines (the original mix)
     kernel-noise     one rsyslog file of 2,048 healthy GPU nodes, 1 Xid per ~20,000 lines
+    syslog-errors    the same with 1 line in 4 a kubelet/containerd/driver error no prefilter drops
     nccl-info        NCCL_DEBUG=INFO start-up of 16,384 ranks (world, TP and DP communicators)
     slurm            slurmctld + slurmd logs of a busy 2,048-node cluster
     k8s              kubectl get events, kubelet journals, kube-controller-manager log

@@ -18,6 +18,7 @@ Mix = Callable[[Path, int, int], tuple[list[Path], list[Path]]]
 MIXES: dict[str, Mix] = {
     "megatron": joblog.megatron,
     "kernel-noise": syslog.kernel_noise,
+    "syslog-errors": syslog.syslog_errors,
     "nccl-info": nccl.nccl_info,
     "slurm": slurm.busy_cluster,
     "k8s": k8s.cluster,

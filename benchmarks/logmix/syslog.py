@@ -116,3 +116,62 @@ def fleet_dir(out: Path, size: int, seed: int) -> tuple[list[Path], list[Path]]:
                             hosts=[f"node{(16 * j + k) % NODES:04d}" for k in range(16)])
         files.append(path)
     return [out], files
+
+
+#: lines a k8s GPU node prints in bulk while pods crash-loop and jobs start and stop, each with
+#: an anchor of some recogniser (so each goes through Python): kubelet's
+#: ``klog.ErrorS(err, "Error syncing pod, skipping", "pod", klog.KObj(pod), "podUID", uid)``
+#: (kubernetes pkg/kubelet/pod_workers.go) in klog's header ``E0501 00:30:41.290775    1226
+#: file.go:line]``; containerd's logrus ``level=error`` lines; nvidia-peermem's
+#: ``nv_get_p2p_free_callback:127 ERROR detected invalid context`` (open-gpu-kernel-modules
+#: kernel-open/nvidia-peermem/nvidia-peermem.c, as pasted in Mellanox/nv_peer_memory#120);
+#: the NVIDIA module banner (kernel-open/nvidia/nv.c); sshd's kex errors (openssh sshd.c)
+ERROR_LINES = (
+    ("kubelet[{pid}]", "E{md} {hms}.{us:06d}    {pid} pod_workers.go:1301] \"Error syncing pod, "
+     "skipping\" err=\"failed to \\\"StartContainer\\\" for \\\"main\\\" with CrashLoopBackOff: "
+     "\\\"back-off 5m0s restarting failed container=main pod=train-{j}-worker-{r}_default"
+     "({uid})\\\"\" pod=\"default/train-{j}-worker-{r}\" podUID=\"{uid}\""),
+    ("containerd[{pid}]", "time=\"{iso}.{us:06d}000Z\" level=error msg=\"failed to handle "
+     "container TaskExit event &TaskExit{{ContainerID:{cid},ID:{cid},Pid:{pid2},ExitStatus:137,"
+     "ExitedAt:{iso}.{us:06d}000Z,XXX_unrecognized:[],}}\" error=\"failed to stop container: "
+     "context deadline exceeded: unknown\""),
+    ("kernel", "[{up}] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid "
+     "context, skipping further processing"),
+    ("kernel", "[{up}] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 "
+     "18:56:32 UTC 2023"),
+    ("sshd[{pid2}]", "error: kex_exchange_identification: Connection closed by remote host"),
+)
+ERROR_EVERY = 4  #: one line in 4 is one of ERROR_LINES
+
+
+def syslog_errors(out: Path, size: int, seed: int) -> tuple[list[Path], list[Path]]:
+    """kernel-noise's collector file with every 4th line replaced by one of ``ERROR_LINES``
+    (same node and second): the per-line cost of lines the prefilter cannot drop."""
+    import time
+
+    fleet = Fleet(seed)
+    rng = np.random.default_rng(seed + 1)
+    path = out / "syslog"
+    t, k = 0.0, 0
+    with Sized(path, size) as w:
+        while not w.full:
+            batch: list[tuple[float, str]] = []
+            for n in fleet.nodes:
+                batch += fleet.node_window(n, t, t + WINDOW)
+            batch.sort(key=lambda x: x[0])
+            for i in range(k % ERROR_EVERY, len(batch), ERROR_EVERY):
+                ts, line = batch[i]
+                host = line[16:].split(" ", 1)[0]
+                ident, msg = ERROR_LINES[int(rng.integers(len(ERROR_LINES)))]
+                g = time.gmtime(EPOCH_S + ts)
+                v = {"pid": int(rng.integers(900, 4000)), "pid2": int(rng.integers(1000, 99999)),
+                     "md": time.strftime("%m%d", g), "hms": time.strftime("%H:%M:%S", g),
+                     "iso": time.strftime("%Y-%m-%dT%H:%M:%S", g), "us": int(rng.integers(10**6)),
+                     "up": f"{ts % 3e6:12.6f}", "j": int(rng.integers(9999)),
+                     "r": int(rng.integers(64)), "cid": f"{int(rng.integers(1 << 62)):016x}" * 4,
+                     "uid": f"5c2b7c0f-1e3a-b2c3-4d5e-{int(rng.integers(1 << 40)):012x}"}
+                batch[i] = (ts, f"{line[:16]}{host} {ident.format(**v)}: {msg.format(**v)}")
+            k += len(batch)
+            w.write(x for _, x in batch)
+            t += WINDOW
+    return [path], [path]
