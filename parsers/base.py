@@ -354,9 +354,13 @@ class LineParser(Parser):
                     break
                 i = int(idx[k])
             if ctx is not None and ctx.size:
-                self._context_before(lines, first, plan, ctx, i, seen)
+                if self.OWN_CONTEXT and plan.context[i]:
+                    self._deferred = (lines, first, plan, ctx, i, seen)
+                else:
+                    self._context_before(lines, first, plan, ctx, i, seen)
             self._pin_at(plan, i)
             st[i] = self.parse_line(str(lines[i]), i + first)
+            self._deferred = None
             seen, pos = i, i + 1
         if ctx is not None and ctx.size:
             self._context_before(lines, first, plan, ctx, n, seen)
@@ -366,6 +370,20 @@ class LineParser(Parser):
             self.pin(None)
         self._account(lines, first, st, skip, plan.shapes)
         return st
+
+    #: a context line the parser reads sets all the context a following line needs, so
+    #: before such a line the earlier context is read only if the parser asks for it
+    #: (``resolve_context``: a line whose envelope turns out unreadable, a continuation)
+    OWN_CONTEXT: ClassVar[bool] = False
+    _deferred: tuple[Any, ...] | None = None
+
+    def resolve_context(self) -> None:
+        """Read the context deferred before the line being parsed (``OWN_CONTEXT``)."""
+        if self._deferred is not None:
+            lines, first, plan, ctx, i, seen = self._deferred
+            self._deferred = None
+            self._context_before(lines, first, plan, ctx, i, seen)
+            self._pin_at(plan, i)
 
     def _pin_at(self, plan: Any, i: int) -> None:
         if plan.years is not None:

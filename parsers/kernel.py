@@ -65,6 +65,8 @@ class KernelLogParser(LineParser):
     name: ClassVar[str] = "kernel"
     description: ClassVar[str] = ("kernel log (dmesg, journalctl -k, syslog): Xid, AER, MCE, "
                                   "EDAC, mlx5/IB, OOM kills, I/O errors, hung tasks")
+    #: a line whose envelope ``parse_line`` reads sets ``prev`` as ``set_context`` would
+    OWN_CONTEXT: ClassVar[bool] = True
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -116,8 +118,10 @@ class KernelLogParser(LineParser):
                 first = text[0]
             parsed = self._envelope(text, first, line_no)
         except (TimeError, ValueError, IndexError):
+            self.resolve_context()
             return UNPARSED
         if parsed is None:  # no envelope: a pasted or foreign line; the prefix layer decides
+            self.resolve_context()
             r = self.fallback.raw(text, line_no, self._peeled_emit(line_no))
             return UNPARSED if r is None else r
         env, program, msg = parsed
@@ -230,6 +234,7 @@ class KernelLogParser(LineParser):
         stripped = text.lstrip()
         if self._envelope_probe(stripped):
             return None
+        self.resolve_context()  # (an indented context line the probe reads no envelope in)
         if self.prev is None:  # nothing to continue: a pasted, indented line
             r = self.fallback.raw(text, line_no, self._peeled_emit(line_no))
             return UNPARSED if r is None else r

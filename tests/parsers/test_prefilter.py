@@ -197,3 +197,38 @@ def test_trie_pattern_finds_what_the_alternation_finds() -> None:
             assert (flat.search(text) is None) == (trie.search(text) is None), (lits, text)
     assert re.compile(trie_pattern([])).search("anything") is None
     assert re.compile(trie_pattern(["", "x"])).search("anything") is not None
+
+
+def test_context_deferred_to_a_line_that_needs_it(tmp_path: Path) -> None:
+    """The kernel dialect reads the context before a candidate only when the candidate's own
+    envelope does not set it (``OWN_CONTEXT``): before a continuation, an envelope Python
+    cannot read (30 February passes the vectorised test, not the calendar), a line Python
+    finds no envelope in. Each indented Xid below inherits the stamp and host of the last
+    readable envelope before it, as without the prefilter."""
+    xid = ("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, "
+           "GPU has fallen off the bus.")
+    cont = "    NVRM: Xid (PCI:0000:5d:00): 48, pid=1234, name=python, An uncorrectable " \
+           "double bit error (DBE) has been detected on GPU in the framebuffer."
+    lines = []
+    for k in range(40):
+        lines += [
+            f"May  1 00:{k:02d}:00 a{k} kernel: [{100 + k}.000001] eth0: renamed from tmp{k}",
+            f"May  1 00:{k:02d}:01 b{k} kernel: [{101 + k}.000001] {xid}",
+            cont,  # b{k}'s
+            f"May  1 00:{k:02d}:02 c{k} kernel: [{102 + k}.000001] eth0: renamed from tmp{k}",
+            f"Feb 30 00:{k:02d}:02 other{k} kernel: [{102 + k}.000002] {xid}",
+            cont,  # c{k}'s: the line before has no readable envelope
+            f"May  1 00:{k:02d}:03 d{k} systemd[1]: Started session-{k}.scope.",
+            f"[{103 + k}.5] {xid}",
+            "\t" + cont.strip(),  # the dmesg line's
+            f"May  1 00:{k:02d}:04 g{k} kernel: [{104 + k}.000001] eth0: renamed from tmp{k}",
+            f"<13>1 2024-05-01T00:{k:02d}:05Z other{k} kernel - - [unterminated {xid}",
+            cont,  # g{k}'s: the structured-data bracket never closes, so no envelope
+        ]
+    f = tmp_path / "kern.log"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    off, on = _parse_all([str(f)], "kernel", "0"), _parse_all([str(f)], "kernel", "1")
+    assert off == on
+    rows = [json.loads(r) for r in off[0][7]]
+    hosts = {r["host"] for r in rows}
+    assert {"b7", "c7", "g7"} <= hosts and not any(h.startswith("other") for h in hosts)
