@@ -38,7 +38,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from parsers.base import host_from_path, job_from_path
+from parsers.paths import host_from_path, job_from_path
 from pipeline.analyze.slurmpat import JobNames, path_regex, submit_options
 
 SLACK_S = 2.0  #: a file's span may reach this much outside a job's execution (whole seconds)

@@ -1,6 +1,6 @@
 import pytest
 
-from parsers.base import host_from_path, job_from_path
+from parsers.paths import host_from_path, job_from_path
 
 
 @pytest.mark.parametrize(
