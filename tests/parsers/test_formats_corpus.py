@@ -11,7 +11,6 @@ a record of it has a failure category (not none, progress or checkpoint).
 from __future__ import annotations
 
 import collections
-import json
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ import pytest
 
 from parsers.reader import InputFile
 from pipeline.ingest.explain import explain_files
+from tests.parsers.util import corpus_groups
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "formats"
 QUIET = (None, "none", "progress", "checkpoint")
 #: the acceptance figures of issue 12 (all families together) ...
 OVERALL = {"detect": 0.98, "category": 0.95, "xid": 1.0, "false_alarm": 0.01}
@@ -31,16 +30,8 @@ FLOORS = {"nvidia": (0.98, 0.95), "kernel": (0.90, 0.87), "nccl": (0.99, 0.99),
           "k8s": (0.99, 0.95), "progress": (0.99, 0.98), "checkpoint": (0.93, 0.90)}
 
 
-def load() -> list[dict[str, Any]]:
-    groups = []
-    for f in sorted(CORPUS.glob("*.jsonl")):
-        groups += [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines()
-                   if line.strip()]
-    return groups
-
-
 def measure(tmp_path: Path) -> dict[str, collections.Counter[str]]:
-    groups = load()
+    groups = corpus_groups()
     files = []
     for i, g in enumerate(groups):
         f = tmp_path / f"g{i:05d}.log"
@@ -75,7 +66,7 @@ def stats(tmp_path_factory: pytest.TempPathFactory) -> dict[str, collections.Cou
 
 
 def test_corpus_size() -> None:
-    groups = load()
+    groups = corpus_groups()
     lines = sum(len(g["lines"]) for g in groups)
     formats = {g["format"] for g in groups}
     assert lines >= 1500 and len(formats) >= 100

@@ -15,6 +15,7 @@ import pytest
 from parsers.anchors import required_literals
 from parsers.message import global_prefilter
 from parsers.signature_table import builtin
+from tests.parsers.util import corpus_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,10 +53,7 @@ def test_corpus_signal_lines_pass_the_prefilter() -> None:
     """A signal line the prefilter skips is seen only inside an open multi-line block (an AER
     report's detail bits, an OOM report's memory lines): no more than those."""
     pf = global_prefilter()
-    lines = []
-    for f in sorted((ROOT / "tests" / "data" / "formats").glob("*.jsonl")):
-        for g in map(json.loads, f.read_text(encoding="utf-8").splitlines()):
-            lines += [x["text"] for x in g["lines"] if x.get("signal")]
+    lines = corpus_lines(signal_only=True)
     mask = pf.mask_np(pl.Series(lines))
     missed = [t for t, ok in zip(lines, mask, strict=True) if not ok]
     assert len(missed) / len(lines) < 0.02, missed[:10]
@@ -116,10 +114,7 @@ def test_both_forms_of_the_prefilter_agree() -> None:
     """Small chunks are tested with literals and regexes apart (anchors.SPLIT_BELOW), large
     ones with the one alternation: both must mark the same lines, on every corpus and sample
     line, with and without the noise claims."""
-    lines = []
-    for f in sorted((ROOT / "tests" / "data" / "formats").glob("*.jsonl")):
-        for g in map(json.loads, f.read_text(encoding="utf-8").splitlines()):
-            lines += [x["text"] for x in g["lines"]]
+    lines = corpus_lines()
     for f in sorted((ROOT / "sample_logs").rglob("*.log"))[:20]:
         lines += f.read_text(encoding="utf-8", errors="replace").splitlines()[:2000]
     series = pl.Series(lines)

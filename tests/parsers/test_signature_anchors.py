@@ -4,15 +4,12 @@ is in the line (case-insensitive signatures: in the lowered line)."""
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 
 import pytest
 
 from parsers import signature_table as st
-
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "formats"
+from tests.parsers.util import corpus_lines
 
 
 def _by_definition(table: tuple[st.Signature, ...], text: str) -> list[str]:
@@ -21,11 +18,7 @@ def _by_definition(table: tuple[st.Signature, ...], text: str) -> list[str]:
 
 
 def _texts() -> list[str]:
-    out = [ex for s in st.builtin() for ex in s.examples]
-    for path in sorted(CORPUS.glob("*.jsonl")):
-        for row in path.read_text(encoding="utf-8").splitlines():
-            out += [line["text"] for line in json.loads(row)["lines"]]
-    return out
+    return [ex for s in st.builtin() for ex in s.examples] + corpus_lines()
 
 
 def _synthetic(ci: bool) -> list[st.Signature]:

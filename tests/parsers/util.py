@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from parsers.base import Accounting, Matcher, Parser
 from parsers.driver import parse_text
+
+#: the recognition corpus: real-format lines, grouped, with what each must become
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "formats"
+
+
+def corpus_groups() -> list[dict[str, Any]]:
+    """Every group of the corpus, file by file in name order."""
+    groups = []
+    for f in sorted(CORPUS.glob("*.jsonl")):
+        groups += [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines()
+                   if line.strip()]
+    return groups
+
+
+def corpus_lines(signal_only: bool = False) -> list[str]:
+    """Every line of the corpus (``signal_only``: those marked as signals), in order."""
+    return [x["text"] for g in corpus_groups() for x in g["lines"]
+            if not signal_only or x.get("signal")]
+
 
 # Columns compared by default in parser tests (file/source/format are checked separately).
 KEY = ("ts", "host", "kind", "job_id", "rank", "code", "iteration", "value", "device")
