@@ -141,17 +141,20 @@ EXTRA: list[Signature] = []
 
 @dataclass(frozen=True)
 class _Compiled:
-    """The table, whether any signature is case-insensitive (``lower``), and the searches for
-    the anchors of all (most lines have none): ``anchors``, a trie regex (case-insensitive
-    tables), and ``automaton``, an Aho-Corasick automaton (case-sensitive ones) whose every
-    anchor found names the signatures, by table index, that have it or an anchor it starts
-    with (``after``)."""
+    """The table and one search for the anchors of all its signatures (most lines have
+    none): an Aho-Corasick ``automaton`` whose every anchor found names the signatures, by
+    table index, that have it or an anchor it starts with; or, for a table with a
+    case-insensitive signature (only through ``--rules``), a trie regex (``anchors``) that
+    says whether some anchor is there."""
 
     table: tuple[Signature, ...]
-    lower: bool
-    anchors: re.Pattern[str]
-    after: dict[str, tuple[int, ...]]
     automaton: ahocorasick.Automaton | None
+    anchors: re.Pattern[str] | None
+
+    @property
+    def lower(self) -> bool:
+        """Whether the table has a case-insensitive signature (the trie regex's case)."""
+        return self.anchors is not None
 
 
 @lru_cache(maxsize=8)
@@ -159,18 +162,16 @@ def _compiled(extra: tuple[Signature, ...]) -> _Compiled:
     """Built once per set of --rules signatures, not per file (a fleet has thousands of
     small files)."""
     table = (*extra, *builtin())
-    lower = any(s.ci for s in table)
     lits = {a for s in table for a in s.anchors}
-    after = {a: tuple(i for i, s in enumerate(table) if any(a.startswith(b) for b in s.anchors))
-             for a in lits}
-    automaton = None
-    if not lower and lits:
-        automaton = ahocorasick.Automaton()
-        for a, sigs in after.items():
-            automaton.add_word(a, sigs)
+    if any(s.ci for s in table):
+        return _Compiled(table, None, re.compile(trie_pattern(lits), re.IGNORECASE))
+    automaton = ahocorasick.Automaton()
+    for a in lits:
+        automaton.add_word(a, tuple(i for i, s in enumerate(table)
+                                    if any(a.startswith(b) for b in s.anchors)))
+    if lits:
         automaton.make_automaton()
-    return _Compiled(table, lower, re.compile(trie_pattern(lits), re.IGNORECASE if lower else 0),
-                     after, automaton)
+    return _Compiled(table, automaton if lits else None, None)
 
 
 class SignatureMatcher:
@@ -191,16 +192,16 @@ class SignatureMatcher:
 
     def _having_anchors(self, text: str) -> list[Signature]:
         """The signatures with an anchor in ``text``, in table order. Case-sensitive anchors:
-        one Aho-Corasick pass names them (pyahocorasick: ~2 us on a kernel line, where the
-        trie regex took ~5 and a test of every signature's anchors ~14); with
-        case-insensitive ones, those tests after the trie regex found an anchor."""
+        one Aho-Corasick pass names them (pyahocorasick: ~2 us on a kernel line, where a
+        trie regex took ~5 and a test of every signature's anchors ~14); with a
+        case-insensitive table, those tests after the trie regex found an anchor."""
         c = self.c
         if c.automaton is not None:
             found: set[int] = set()
             for _end, sigs in c.automaton.iter(text):
                 found.update(sigs)
             return [self.table[i] for i in sorted(found)]
-        if not c.lower or c.anchors.search(text) is None:  # (not lower: no anchors at all)
+        if c.anchors is None or c.anchors.search(text) is None:
             return []
         low = text.lower()
         return [s for s in self.table if any(a in (low if s.ci else text) for a in s.anchors)]

@@ -18,6 +18,7 @@ Xid lines in tests/data/formats/nvidia.jsonl.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -147,8 +148,6 @@ ERROR_EVERY = 4  #: one line in 4 is one of ERROR_LINES
 def syslog_errors(out: Path, size: int, seed: int) -> tuple[list[Path], list[Path]]:
     """kernel-noise's collector file with every 4th line replaced by one of ``ERROR_LINES``
     (same node and second): the per-line cost of lines the prefilter cannot drop."""
-    import time
-
     fleet = Fleet(seed)
     rng = np.random.default_rng(seed + 1)
     path = out / "syslog"
