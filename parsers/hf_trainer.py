@@ -17,7 +17,8 @@ transformers' ``Trainer`` (src/transformers/trainer.py, trainer_callback.py) pri
   Evaluation *****``, files written inside a checkpoint -> NOISE.
 * tqdm bars (``  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]``, tqdm/std.py
   ``format_meter``; Lightning and NeMo put ``Epoch 3: `` before them) -> ``progress_bar``
-  (iteration = n, value = total, code = the bar's description). Decision: a kind of its own,
+  (iteration = n, value = total, code = the bar's description; no message, like an
+  iteration row: the redraws are the bulk of the log). Decision: a kind of its own,
   not ``iteration``: the Trainer's training and evaluation bars are both description-less and
   carry no timestamp, so the decomposition does not read them. tqdm redraws with ``\\r`` and
   the job-log parser splits such lines and judges each update.

@@ -159,9 +159,10 @@ class JobLogParser(LineParser):
             f.setdefault("rank", self._rank)
         if self.ctx.job_hint is not None:
             f.setdefault("job_id", self.ctx.job_hint)
-        # progress rows are the bulk of a job log and all their fields are extracted: no copy
-        # of the text (file/line_no locate it), which keeps events.parquet and the DB small
-        if f.get("kind") == "iteration":
+        # progress rows are the bulk of a job log and their fields are extracted: no copy of
+        # the text (file/line_no locate it), which keeps events.parquet small (an HF job's
+        # 6.7 M tqdm redraws: 65 -> 10 MB)
+        if f.get("kind") in ("iteration", "progress_bar"):
             f.pop("message", None)
         else:
             f.setdefault("message", self._msg)

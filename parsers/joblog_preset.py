@@ -18,7 +18,8 @@ with a line of spaces first)::
     \\r  0%|          | 1/100000 [00:00<22:55:58,  1.21it/s]\\r  0%|   | 2/100000 [...]...
     \\r<spaces>\\r{'loss': 2.5376, 'grad_norm': 1.0381, 'learning_rate': 1.9e-05, 'epoch': 0.0}
 
-Each non-blank ``\\r`` part is one row (``progress_bar`` / ``hf_log``, see parsers.hf_trainer).
+Each non-blank ``\\r`` part is one row (``progress_bar`` / ``hf_log``, see parsers.hf_trainer);
+the bars' rows go out as a PROGRESS batch (``tqdm_chunk``), after the chunk's other rows.
 ``tqdm_lines`` takes a line when every part is blank, a bare bar (no description) or a loss
 dict, in patterns narrower than the per-line ones (digits only in ``n/total``, printable ASCII
 after the bar, a plain decimal loss), and no anchor of any recogniser but HfTrainerMatcher is
@@ -37,7 +38,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from parsers import dedupe, fastrows, prefilter
+from parsers import dedupe, fastrows, prefilter, progress_batch
 from parsers.anchors import CompiledPrefilter
 from parsers.base import EVENT
 from parsers.joblog_frame import NO_TS
@@ -109,7 +110,7 @@ def tqdm_lines(lines: pl.Series) -> TqdmRows | None:
     if not len(lines_ok):
         return None
     rows = (parts.filter(pl.col("i").is_in(lines_ok.implode()) & ~pl.col("blank"))
-            .select("i", pl.col("l").alias("message"),
+            .select("i", pl.when(pl.col("n").is_null()).then(pl.col("l")).alias("message"),
                     pl.when(pl.col("n").is_not_null()).then(pl.lit("progress_bar"))
                     .otherwise(pl.lit("hf_log")).alias("kind"),
                     pl.col("n").cast(pl.Int64).alias("iteration"),
@@ -182,27 +183,45 @@ def kube_chunk(p: JobLogParser, lines: pl.Series, first: int, fast: Any, kube: n
 def tqdm_chunk(p: JobLogParser, lines: pl.Series, first: int, t: TqdmRows,
                plan: prefilter.ChunkPlan | None = None) -> None:
     """The chunk with its bar / loss-dict lines preset (rows built by polars), the other
-    candidates per line; rows merged in per-line order (parsers/fastrows.py). ``plan``: the
-    chunk's, if already made (``joblog_plan.plan_except``)."""
+    candidates per line. The loss dicts' rows are merged in per-line order
+    (parsers/fastrows.py); the bars' rows -- the bulk, with no text of their own -- go out as a
+    compact PROGRESS batch (parsers/progress_batch.py), as Megatron's iteration rows do.
+    ``plan``: the chunk's, if already made (``joblog_plan.plan_except``)."""
     start = p._last_ts
     plan, marks, states = with_preset(p, lines, first, t.lines, plan)
     ts = _inherited(p, lines, first, plan, t.lines, marks, states, start)
     row_ts = ts[np.searchsorted(t.lines, t.row_line)]
     missing = row_ts == NO_TS
+    bar = t.frame.get_column("iteration").is_not_null().to_numpy()
+    parsed = np.asarray(marks.parsed, np.int64)
+    if parsed.size:  # a line read per line after all (inside a block): its row is from there
+        bar &= ~np.isin(t.row_line + first, parsed)
     const = {"host": p._path_host, "host_from": p._path_host_from, "source": p.name,
              "job_id": p.ctx.job_hint, "file": p.ctx.path}
-    frame = t.frame.with_columns(
-        pl.Series("ts", row_ts).set(pl.Series(missing), None)
-        .cast(pl.Datetime("us", "UTC")),
-        # not a numpy array of str: its conversion cost ~12 ms per 100,000 rows
-        pl.when(pl.Series(missing)).then(pl.lit("missing")).otherwise(pl.lit("inherited"))
-        .alias("ts_flag"),
-        pl.Series("line_no", t.row_line + first),
-        *(pl.lit(v, pl.String).alias(c) for c, v in const.items()),
-        *(pl.lit(None, dt).alias(c) for c, dt in (
-            ("uptime_s", pl.Float64), ("rank", pl.Int32), ("code", pl.String),
-            ("device", pl.String))))
-    fastrows.merge_frame(p.events, marks, frame.select(EVENTS.names), t.row_line + first)
+    logs = ~bar
+    if logs.any():
+        keep = pl.Series(logs)
+        frame = t.frame.filter(keep).with_columns(
+            pl.Series("ts", row_ts[logs]).set(pl.Series(missing[logs]), None)
+            .cast(pl.Datetime("us", "UTC")),
+            # not a numpy array of str: its conversion cost ~12 ms per 100,000 rows
+            pl.when(pl.Series(missing[logs])).then(pl.lit("missing"))
+            .otherwise(pl.lit("inherited")).alias("ts_flag"),
+            pl.Series("line_no", t.row_line[logs] + first),
+            *(pl.lit(v, pl.String).alias(c) for c, v in const.items()),
+            *(pl.lit(None, dt).alias(c) for c, dt in (
+                ("uptime_s", pl.Float64), ("rank", pl.Int32), ("code", pl.String),
+                ("device", pl.String))))
+        fastrows.merge_frame(p.events, marks, frame.select(EVENTS.names),
+                             t.row_line[logs] + first)
+    if bar.any():
+        n = int(bar.sum())
+        sel = t.frame.filter(pl.Series(bar))
+        p.events.add_batch(progress_batch.make(
+            row_ts[bar], missing[bar], np.where(missing[bar], 4, 3),
+            np.full(n, -1, np.int32), sel.get_column("iteration").to_numpy(),
+            sel.get_column("value").to_numpy(), t.row_line[bar] + first,
+            {**const, "format": "tqdm", "kind": "progress_bar"}))
 
 
 def _inherited(p: JobLogParser, lines: pl.Series, first: int, plan: prefilter.ChunkPlan,

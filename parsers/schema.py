@@ -52,7 +52,8 @@ EVENTS = pa.schema(
            "numeric payload: ms per iteration for progress, seconds for durations, ..."),
         _f("device", pa.string(), "device: PCI bus id, GPU index, IB device, NIC ..."),
         _f("message", pa.string(), "the line's message text (without timestamp prefix); null "
-           "for iteration rows, whose fields are all extracted (file/line_no locate the line)"),
+           "for iteration and progress_bar rows, the bulk of a job log, whose fields are "
+           "extracted (file/line_no locate the line)"),
         _f("file", pa.string(), "file the line was read from", False),
         _f("line_no", pa.int64(), "1-based line number in that file (record number for JSON)",
            False),
