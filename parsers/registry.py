@@ -7,7 +7,7 @@ reported as source ``unknown`` and all its lines are counted as unparsed (never 
 
 from __future__ import annotations
 
-from parsers import joblog, k8s, kernel, own, sacct, scontrol, slurm_logs, text
+from parsers import joblog, k8s, kernel, klog, own, sacct, scontrol, slurm_logs, text
 from parsers.base import Parser
 
 MIN_SCORE = 30
@@ -20,6 +20,7 @@ ALL: list[type[Parser]] = [
     *kernel.PARSERS,
     *joblog.PARSERS,
     *own.PARSERS,
+    *klog.PARSERS,
     *text.PARSERS,
 ]
 BY_NAME: dict[str, type[Parser]] = {p.name: p for p in ALL}

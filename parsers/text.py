@@ -88,7 +88,7 @@ class TextParser(LineParser):
         else UNPARSED. Stamped lines are the context of the unstamped ones after them."""
         if not prefilter.enabled():
             return None
-        m, shapes = self.premasks if self.premasks is not None else _masks(lines)
+        m, shapes = self.premasks if self.premasks is not None else self.masks(lines)
         glog = prefilter.glog_months(lines, m["glog"])
         months = np.where(m["month"] > 0, m["month"], glog)
         return prefilter.ChunkPlan(candidate=m["cand"], noise=m["blank"], context=m["stamped"],
@@ -96,7 +96,12 @@ class TextParser(LineParser):
 
     def prepare(self, lines: pl.Series) -> Masks | None:
         """The plan's regex passes on the driver's helper thread, a chunk ahead."""
-        return _masks(lines) if len(lines) >= base.SMALL_CHUNK and prefilter.enabled() else None
+        return self.masks(lines) if len(lines) >= base.SMALL_CHUNK and prefilter.enabled() \
+            else None
+
+    def masks(self, lines: pl.Series) -> Masks:
+        """The plan's masks (a dialect built on this one adds its own patterns)."""
+        return _masks(lines)
 
     def set_context(self, text: str, line_no: int) -> bool:
         for part in reversed(text.split("\r")):
@@ -116,12 +121,14 @@ class TextParser(LineParser):
 Masks = tuple[dict[str, np.ndarray], dedupe.Unique | None]
 
 
-def _masks(lines: pl.Series) -> Masks:
-    """The plan's masks, and the chunk's shapes if they were evaluated on them."""
+def _masks(lines: pl.Series, extra: dict[str, str] | None = None) -> Masks:
+    """The plan's masks (and ``extra`` patterns'), and the chunk's shapes if they were
+    evaluated on them."""
     shapes = dedupe.unique_lines(lines)
     return prefilter.masks(lines, {
         "cand": global_prefilter(), "blank": r"^\s*$", "stamped": prefilter.STAMPED,
-        "glog": prefilter.GLOG_MONTH}, {"month": prefilter.SHORT_MONTH}, unique=shapes), shapes
+        "glog": prefilter.GLOG_MONTH, **(extra or {})}, {"month": prefilter.SHORT_MONTH},
+        unique=shapes), shapes
 
 
 def text_of(fields: dict[str, Any], p: Peeled) -> str:
