@@ -178,6 +178,19 @@ class Accounting:
                 self.samples.append((line_no, text[:500]))
 
 
+def head_lines(head: str, n: int) -> list[str]:
+    """``head.splitlines()[:n]`` without splitting all of a 64 KiB head (each sniffer reads a
+    few lines of every file): the first n lines of a growing prefix, once it holds more than
+    n (then the n-th line and the break after it are whole)."""
+    size = 4096
+    while size < len(head):
+        lines = head[:size].splitlines()
+        if len(lines) > n:
+            return lines[:n]
+        size *= 4
+    return head.splitlines()[:n]
+
+
 class Parser:
     """Common part of line and document parsers."""
 
@@ -194,9 +207,14 @@ class Parser:
         self.events = RowSink(EVENTS, defaults)
         self.records = RowSink(ATTEMPTS, {"source": self.name, "file": ctx.path})
 
+    #: the highest score ``sniff`` ever gives (``registry.detect`` skips a parser that cannot
+    #: beat the best so far: a fleet's 2,048 node logs were 2 s of sniffing)
+    MAX_SCORE: ClassVar[int] = 100
+
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
-        """Confidence 0..100 that ``head`` (the first ~64 KiB, decoded) is this source."""
+        """Confidence 0..MAX_SCORE that ``head`` (the first ~64 KiB, decoded) is this
+        source."""
         return 0
 
     def host_fields(self, host: str | None) -> dict[str, Any]:

@@ -126,6 +126,8 @@ class JobLogParser(LineParser):
         self._states: list[int | None] = []  #: ``_last_ts`` after each of them
 
     # -- sniffing ---------------------------------------------------------------------------
+    MAX_SCORE: ClassVar[int] = 95
+
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
         """Job output: markers of the training frameworks / launchers in the first bytes."""

@@ -45,6 +45,7 @@ from parsers.base import (
     UNPARSED,
     FileContext,
     LineParser,
+    head_lines,
 )
 from parsers.k8s_common import event_host, split_source
 from parsers.k8s_events_fast import table_rows
@@ -109,7 +110,7 @@ class K8sEventsParser(LineParser):
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
         """High when one of the first lines is an events table header."""
-        for line in head.splitlines()[:5]:
+        for line in head_lines(head, 5):
             if is_header(line):
                 return 90
         return 0

@@ -32,7 +32,7 @@ import numpy as np
 import polars as pl
 
 from parsers import base, kernel_plan, prefilter
-from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser
+from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser, head_lines
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines, fabric_manager
@@ -87,7 +87,7 @@ class KernelLogParser(LineParser):
     def sniff(cls, head: str, path: str) -> int:
         """High when the head's lines are kernel envelopes (dmesg forms, or syslog/journal
         lines from ``kernel``); 40 for a syslog/journal file with no kernel line in the head."""
-        lines = [ln for ln in head.splitlines()[:60] if ln.strip()]
+        lines = [ln for ln in head_lines(head, 60) if ln.strip()]
         if not lines:
             return 0
         env = kern = 0

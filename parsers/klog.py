@@ -35,7 +35,7 @@ from typing import ClassVar
 
 import polars as pl
 
-from parsers.base import NOISE, UNPARSED
+from parsers.base import NOISE, UNPARSED, head_lines
 from parsers.paths import job_from_path
 from parsers.text import Masks, TextParser, _masks
 
@@ -60,11 +60,13 @@ class KlogParser(TextParser):
         "kube-scheduler, kubelet --log-file, kubectl logs): INFO lines no signature claims "
         "are irrelevant")
 
+    MAX_SCORE: ClassVar[int] = 60
+
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
         if path.endswith((".out", ".err")) and job_from_path(path):
             return 0
-        lines = [x for x in head.splitlines()[:50] if x.strip()]
+        lines = [x for x in head_lines(head, 50) if x.strip()]
         if len(lines) > 1 and not head.endswith("\n"):
             lines = lines[:-1]  # a head cut inside a line
         hits = sum(1 for x in lines if _ANY.match(x))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import ClassVar
 
 from parsers.base import NOISE, DocumentParser
 
@@ -17,6 +18,8 @@ _SCHEMA = re.compile(r'"schema"\s*:\s*"tormortem\.[a-z]+/\d+"')
 class OwnDocumentParser(DocumentParser):
     name = "tormortem"
     description = "tormortem's own JSON outputs (truth.json, rates/params, analysis.json)"
+
+    MAX_SCORE: ClassVar[int] = 95
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:

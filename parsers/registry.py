@@ -44,6 +44,8 @@ def detect(head: str, path: str) -> tuple[type[Parser] | None, int]:
     best: type[Parser] | None = None
     best_score = 0
     for p in ALL:
+        if best_score >= p.MAX_SCORE:  # ties go to the earlier parser: it cannot win
+            continue
         score = p.sniff(head, path)
         if score > best_score:
             best, best_score = p, score

@@ -39,6 +39,7 @@ from parsers.base import (
     FileContext,
     LineParser,
     Parser,
+    head_lines,
 )
 from parsers.slurm_sacct_fields import (
     epoch_us,
@@ -75,7 +76,7 @@ class SacctTextParser(LineParser):
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
-        for line in head.splitlines()[:5]:
+        for line in head_lines(head, 5):
             if not line.strip():
                 continue
             cols = [c.strip().lower() for c in line.split("|")]

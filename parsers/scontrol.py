@@ -38,7 +38,7 @@ import re
 from typing import ClassVar
 
 from parsers import hostlist
-from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser
+from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser, head_lines
 from parsers.slurm_sacct_fields import gpus_from_tres, split_exit
 from parsers.timeutil import TimeError, parse_iso
 
@@ -61,7 +61,9 @@ class ScontrolJobParser(LineParser):
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
-        first = next((ln for ln in head.splitlines() if ln.strip()), "")
+        first = next((ln for ln in head_lines(head, 64) if ln.strip()), None)
+        if first is None:  # 64 blank lines first: the rest of the head
+            first = next((ln for ln in head.splitlines() if ln.strip()), "")
         return 95 if first.startswith("JobId=") and "JobName=" in first else 0
 
     def parse_line(self, text: str, line_no: int) -> int:

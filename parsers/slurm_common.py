@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from datetime import tzinfo
 
+from parsers.base import head_lines
 from parsers.timeutil import TimeError, YearInference, iso_match_to_us, syslog_to_us
 
 _BRACKET = re.compile(
@@ -136,7 +137,7 @@ def strip_level(msg: str) -> str:
 
 def looks_like_slurm_log(head: str) -> bool:
     """True when the first non-empty line has a Slurm daemon envelope."""
-    for line in head.splitlines()[:20]:
+    for line in head_lines(head, 20):
         if not line.strip():
             continue
         return bool(_BRACKET.match(line) or _SYSLOG.match(line) or _ISO_SYSLOG.match(line)

@@ -36,6 +36,8 @@ class TextParser(LineParser):
         self._last_ts: int | None = None
         self._last_flag = "missing"
 
+    MAX_SCORE: ClassVar[int] = 1
+
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
         return 1  # only when nothing else claims the file (registry.detect's fallback)
