@@ -20,6 +20,7 @@ compare both paths on every sample and corpus file, and they must agree exactly.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from parsers import dedupe
-from parsers.anchors import CompiledPrefilter, Prefilter
+from parsers.anchors import SPLIT_BELOW, CompiledPrefilter, Prefilter
 
 
 def enabled() -> bool:
@@ -129,19 +130,30 @@ def masks(lines: pl.Series, patterns: dict[str, Pattern],
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _query(patterns: tuple[tuple[str, Pattern], ...], month_patterns: tuple[tuple[str, str], ...],
+           n: int) -> tuple[list[pl.Expr], dict[str, list[str]]]:
+    """``_evaluate``'s expressions and the columns of each pattern, for a chunk of ``n``
+    lines (``n`` only says which form a prefilter takes: callers pass 0 or SPLIT_BELOW).
+    Built once: on a fleet's 2,048 small node logs building them was ~0.3 ms per file."""
+    col = pl.col("l")
+    exprs: list[pl.Expr] = []
+    cols: dict[str, list[str]] = {}
+    for k, p in patterns:
+        parts = (p.exprs(col, n) if isinstance(p, CompiledPrefilter)
+                 else [col.str.contains(p).fill_null(False)])
+        cols[k] = [f"{k}\0{i}" for i in range(len(parts))]
+        exprs += [e.alias(c) for e, c in zip(parts, cols[k], strict=True)]
+    exprs += [_month_expr(col, p).alias(k) for k, p in month_patterns]
+    return exprs, cols
+
+
 def _evaluate(lines: pl.Series, patterns: dict[str, Pattern], month_patterns: dict[str, str],
               raw_months: bool = False) -> dict[str, np.ndarray]:
     if not patterns and not month_patterns:
         return {}
-    col = pl.col("l")
-    exprs: list[pl.Expr] = []
-    cols: dict[str, list[str]] = {}
-    for k, p in patterns.items():
-        parts = (p.exprs(col, len(lines)) if isinstance(p, CompiledPrefilter)
-                 else [col.str.contains(p).fill_null(False)])
-        cols[k] = [f"{k}\0{i}" for i in range(len(parts))]
-        exprs += [e.alias(c) for e, c in zip(parts, cols[k], strict=True)]
-    exprs += [_month_expr(col, p).alias(k) for k, p in month_patterns.items()]
+    exprs, cols = _query(tuple(patterns.items()), tuple(month_patterns.items()),
+                         SPLIT_BELOW if len(lines) >= SPLIT_BELOW else 0)
     df = pl.DataFrame({"l": lines}).select(exprs)
     out = {}
     for k, names in cols.items():
