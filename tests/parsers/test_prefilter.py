@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from parsers.anchors import required_literals
+from parsers.anchors import SPLIT_BELOW, gate_literals, required_literals
 from parsers.message import global_prefilter
 from parsers.signature_table import builtin
 from tests.parsers.util import corpus_lines
@@ -31,6 +32,42 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_required_literals(pattern: str, want: set[str], ci: bool) -> None:
     a = required_literals(pattern)
     assert a is not None and set(a.literals) == want and a.ci == ci
+
+
+@pytest.mark.parametrize(("pattern", "want"), [
+    # re factors the common prefix: N(?:ET/IB|ET/Socket|et); a run joins each branch's lead
+    (r"(?:^|[\]:]|[^O]\s)(?:NET/IB\w*|NET/Socket|Net) ?:", {"NET/IB", "NET/Socket", "Net"}),
+    (r"\.(?:cc|c|h|cu|cpp|hpp):\d+ -> \d+", {" -> "}),
+    (r"ab(?:cd|\d)x", {"ab"}),  # a branch without a leading literal: the run alone
+    (r"\s\d+/\d+\s+(?:Error|Evicted)\s", {"Error", "Evicted"}),
+])
+def test_gate_literals(pattern: str, want: set[str]) -> None:
+    g = gate_literals(pattern)
+    assert g is not None and set(g.literals) == want
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_gate_literals_are_in_every_match(seed: int) -> None:
+    """Soundness on random text: wherever a pattern matches, one of its gate literals is in
+    the text (patterns with factored prefixes, nested groups, repeats, escapes)."""
+    import random
+
+    patterns = [r"N(?:ET/IB|et)x?:", r"(?:ab|ac)(?:d|e+)f", r"a(?:b(?:c|d)|bd)e",
+                r"x(?:yz|y)+w", r"(?:^|[:\]])\s*ab(?:c|)d", r'"q(?:/r|\\s)"',
+                r"(?:a|b)c(?:de|df|d)g", r"m(?:n|no|)p", r"N(?:E\dT|et)x", r"q(?:r.s|rt)"]
+    pieces = [*list('abcdefgmnopqrstwxyzNEIBT5/:]" \\'), "et", "NE5T", "NET", "qr", "ab"]
+    rng = random.Random(seed)
+    hits = 0
+    for p in patterns:
+        g = gate_literals(p)
+        assert g is not None
+        rx = re.compile(p)
+        for _ in range(4000):
+            s = "".join(rng.choice(pieces) for _ in range(8))
+            if rx.search(s):
+                hits += 1
+                assert any(x in s for x in g.literals), (p, s, g)
+    assert hits > 50
 
 
 def test_pattern_without_literal_has_no_anchor() -> None:
@@ -112,8 +149,9 @@ def test_prefilter_changes_nothing(tmp_path: Path, source: str) -> None:
 
 
 def test_both_forms_of_the_prefilter_agree() -> None:
-    """Small chunks are tested with literals and regexes apart (anchors.SPLIT_BELOW), large
-    ones with the one alternation: both must mark the same lines, on every corpus and sample
+    """Small chunks are tested with literals and regexes apart, large ones (anchors.
+    SPLIT_BELOW) with the literals as one alternation and the regexes gated by their
+    literals: both must mark the lines the one alternation marks, on every corpus and sample
     line, with and without the noise claims."""
     lines = corpus_lines()
     for f in sorted((ROOT / "sample_logs").rglob("*.log"))[:20]:
@@ -123,11 +161,14 @@ def test_both_forms_of_the_prefilter_agree() -> None:
     for claims in (False, True):
         pf = global_prefilter(claims=claims)
         full = series.str.contains(pf.pattern).fill_null(False).to_list()
-        split = pl.DataFrame({"l": series}).select(
-            pf.expr(pl.col("l"), 1).alias("m")).to_series().to_list()
-        differ = [t for t, a, b in zip(lines, full, split, strict=True) if a != b]
-        assert not differ, differ[:5]
+        for n in (1, SPLIT_BELOW):
+            split = pl.DataFrame({"l": series}).select(
+                pf.expr(pl.col("l"), n).alias("m")).to_series().to_list()
+            differ = [t for t, a, b in zip(lines, full, split, strict=True) if a != b]
+            assert not differ, differ[:5]
         assert sum(full) > 5_000  # the test is not vacuous
+        # nor for the gated regexes: lines only they mark
+        assert pf.gated and series.str.contains(pf.gated).sum() > 100
 
 
 # Year-less stamps as rsyslog (RSYSLOG_TraditionalFileFormat), journalctl -o short, a syslog
