@@ -116,7 +116,9 @@ def _prepared_chunks(parser: LineParser, path: Path | InputFile, chunk_bytes: in
         for lines, first, n in iter_line_chunks(path, chunk_bytes, stats):
             yield lines, first, n, parser.prepare(lines)
         return
-    chunks = prefetch(iter_line_chunks(path, chunk_bytes, stats))
+    # one chunk read ahead: the prepare window holds AHEAD more (10 GiB of syslog: peak
+    # RSS 404 MiB with two read ahead, 312 with one; no slower)
+    chunks = prefetch(iter_line_chunks(path, chunk_bytes, stats), depth=1)
     try:
         if type(parser).prepare is LineParser.prepare:
             for lines, first, n in chunks:
