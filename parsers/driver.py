@@ -134,7 +134,7 @@ def _prepared_chunks(parser: LineParser, path: Path | InputFile, chunk_bytes: in
                 if not job.done():  # rather than wait, prepare a later chunk not yet begun
                     for i, (later, f2, n2, job2) in enumerate(window):
                         if job2.cancel():
-                            window[i] = (later, f2, n2, _done(parser.prepare(later)))
+                            window[i] = (later, f2, n2, _done(parser.prepare, later))
                             break
                 return lines, first, n, job.result()
 
@@ -156,9 +156,14 @@ def _prepared_chunks(parser: LineParser, path: Path | InputFile, chunk_bytes: in
         chunks.close()  # stops the reader thread if the caller gave up early
 
 
-def _done(value: Any) -> Future[Any]:
+def _done(prepare: Callable[[pl.Series], Any], lines: pl.Series) -> Future[Any]:
+    """``prepare(lines)`` run now, as a finished future: an error it raises comes out when
+    that chunk's turn comes, as from the helper thread, not before the chunks ahead of it."""
     f: Future[Any] = Future()
-    f.set_result(value)
+    try:
+        f.set_result(prepare(lines))
+    except Exception as e:
+        f.set_exception(e)
     return f
 
 

@@ -95,3 +95,32 @@ def test_chunks_read_before_a_failed_read_are_still_handed_over(tmp_path: Path) 
     assert len(got) > 10
     assert [prep for _, prep in got] == [("prepared", first, prep[2]) for first, prep in got]
     assert got[-1][0] == sorted(c for c, _ in parser.calls)[-1]  # the last chunk read too
+
+
+def test_a_stolen_preparation_that_fails_fails_in_its_turn(tmp_path: Path) -> None:
+    """The parsing thread steals chunk 2 while the helper thread is busy with chunk 1; chunk
+    2's preparation raises: chunks 0 and 1 are still handed over first, as when the helper
+    thread itself fails on chunk 2."""
+    import time
+
+    import pytest
+
+    p = tmp_path / "s.log"
+    p.write_text("".join(f"line {i:05d} " + "x" * 40 + "\n" for i in range(400)))
+
+    class Failing(_Recording):
+        def prepare(self, lines: pl.Series) -> Any:
+            n = int(lines[0].split()[1])
+            if 0 < n < 100:  # chunk 1, on the helper thread: slow, so chunk 2 is stolen
+                time.sleep(0.6)
+            elif 100 <= n < 200:
+                raise ValueError("chunk 2")
+            return super().prepare(lines)
+
+    parser = Failing(FileContext.for_path(str(p), UTC))
+    got = []
+    with pytest.raises(ValueError, match="chunk 2"):
+        for lines, _, _, _ in _prepared_chunks(parser, p, chunk_bytes=4096):
+            got.append(lines[0])
+            time.sleep(0.2)  # parsing chunk 0: the helper thread begins chunk 1
+    assert got == ["line 00000 " + "x" * 40, "line 00078 " + "x" * 40]  # 78 lines a chunk
