@@ -271,20 +271,25 @@ def prefetch(it: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
     q: queue.Queue[object] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
+    def put(item: object) -> bool:
+        """Hand ``item`` over unless the consumer gave up (then False): the end mark too, or
+        a consumer that stopped on an error of its own waited 5 s for this thread."""
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def run() -> None:
         try:
             for item in it:
-                while not stop.is_set():
-                    try:
-                        q.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not put(item):
                     return
-            q.put(_END)
+            put(_END)
         except BaseException as e:  # handed to the consumer, raised there
-            q.put(_Failure(e))
+            put(_Failure(e))
 
     t = threading.Thread(target=run, name="tormortem-reader", daemon=True)
     t.start()

@@ -87,3 +87,19 @@ def test_utf8_check_agrees_with_python() -> None:
     assert _valid_utf8(big) is big
     bad = big[:5000] + b"\xff" + big[5000:]
     assert _valid_utf8(bad) == bad.decode("utf-8", errors="replace").encode()
+
+
+def test_prefetch_closes_at_once_after_the_reading_ended() -> None:
+    """A consumer that stops early (an error of its own, Ctrl-C) while the reader thread is
+    handing over its end mark to a full queue: closing returns at once, not after the
+    thread's 5 s join timeout."""
+    import time
+
+    from parsers.reader import prefetch
+
+    g = prefetch(iter([1, 2]), depth=1)
+    assert next(g) == 1
+    time.sleep(0.3)  # the thread has put 2 and waits to put the end mark
+    t0 = time.monotonic()
+    g.close()
+    assert time.monotonic() - t0 < 1.0
