@@ -50,6 +50,12 @@ class Marks:
         if parsed:
             self.parsed.append(line_no)
 
+    def unread(self, line_no: np.ndarray) -> np.ndarray:
+        """Per fast row (its line ``line_no``): True unless that line went through
+        ``parse_line`` after all (inside a block), whose rows then stand for it."""
+        parsed = np.asarray(self.parsed, np.int64)
+        return ~np.isin(line_no, parsed) if parsed.size else np.ones(len(line_no), bool)
+
 
 def merge(sink: RowSink, marks: Marks, fast: pa.RecordBatch | None,
           fast_line_no: np.ndarray) -> None:
@@ -59,8 +65,7 @@ def merge(sink: RowSink, marks: Marks, fast: pa.RecordBatch | None,
     if fast is None or fast.num_rows == 0:
         return
     keys = np.asarray(marks.lines, np.int64)
-    parsed = np.asarray(marks.parsed, np.int64)
-    keep = ~np.isin(fast_line_no, parsed) if parsed.size else np.ones(fast.num_rows, bool)
+    keep = marks.unread(fast_line_no)
     if not keep.all():
         fast = fast.filter(pa.array(keep))
         fast_line_no = fast_line_no[keep]
@@ -90,11 +95,9 @@ def merge_frame(sink: RowSink, marks: Marks, fast: pl.DataFrame,
     per-line rows join them there and the interleaving is a polars sort, which moves string
     views, not the strings (an Arrow ``take`` of a tqdm chunk's 100 k messages cost 18% of
     that mix); the chunk is converted to Arrow once."""
-    parsed = np.asarray(marks.parsed, np.int64)
-    if parsed.size:
-        keep = ~np.isin(fast_line_no, parsed)
-        if not keep.all():
-            fast, fast_line_no = fast.filter(pl.Series(keep)), fast_line_no[keep]
+    keep = marks.unread(fast_line_no)
+    if not keep.all():
+        fast, fast_line_no = fast.filter(pl.Series(keep)), fast_line_no[keep]
     if fast.is_empty():
         return
     slow = list(sink.drain())

@@ -162,10 +162,7 @@ def kube_chunk(p: JobLogParser, lines: pl.Series, first: int, fast: Any, kube: n
     made (``joblog_plan.plan_except``)."""
     rows = fast.rows[kube]
     _, marks, _ = with_preset(p, lines, first, rows, plan)
-    keep = np.ones(rows.size, bool)
-    parsed = np.asarray(marks.parsed, np.int64)
-    if parsed.size:  # a line read per line after all (inside a block): its row is from there
-        keep = ~np.isin(rows + first, parsed)
+    keep = marks.unread(rows + first)
     if not keep.any():
         return
     k = int(keep.sum())
@@ -189,10 +186,8 @@ def tqdm_chunk(p: JobLogParser, lines: pl.Series, first: int, t: TqdmRows,
     ts = _inherited(p, lines, first, plan, t.lines, marks, states, start)
     row_ts = ts[np.searchsorted(t.lines, t.row_line)]
     missing = row_ts == NO_TS
-    bar = t.frame.get_column("iteration").is_not_null().to_numpy()
-    parsed = np.asarray(marks.parsed, np.int64)
-    if parsed.size:  # a line read per line after all (inside a block): its row is from there
-        bar &= ~np.isin(t.row_line + first, parsed)
+    bar = t.frame.get_column("iteration").is_not_null().to_numpy() \
+        & marks.unread(t.row_line + first)
     const = {"host": p._path_host, "host_from": p._path_host_from, "source": p.name,
              "job_id": p.ctx.job_hint, "file": p.ctx.path}
     logs = ~bar
