@@ -91,6 +91,9 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
     ideal = parse_duration(ideal_step_time) if ideal_step_time else None
     before, after = parse_duration(window_before), parse_duration(window_after)
     found = gather(paths)
+    from pipeline.ingest.procs import start_early
+
+    start_early(jobs, scheduler, found.files)  # the workers' imports beside the client's
     output.input_notes(input_warnings(found))
     link = {"job_output": list(job_output), "clock_skew": clock_skew == "auto",
             "max_skew_s": parse_duration(max_skew),

@@ -55,13 +55,17 @@ def ingest_cmd(paths: tuple[str, ...], out: Path, source: str | None, tz: str,
       tormortem ingest /var/log/slurm/ 'nodes/*/kern.log*' jobs/ --out /tmp/tm --tz UTC
       tormortem ingest logs/ --out /tmp/tm --format csv > accounting.csv
     """
+    from pipeline.ingest.procs import start_early
+
+    fmt = output.chosen_format(fmt)
+    found = gather(paths)
+    start_early(jobs, scheduler, found.files)  # the workers' imports beside the ones below
+
     from pipeline.cli.progress import ingest_progress
     from pipeline.ingest.outputs import Writer
     from pipeline.ingest.run import ingest
     from pipeline.report import terminal as render
 
-    fmt = output.chosen_format(fmt)
-    found = gather(paths)
     t0 = time.perf_counter()
     with Writer(out, "ingest") as w:
         with ingest_progress(found.files) as advance:

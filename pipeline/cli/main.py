@@ -63,7 +63,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 #: library errors about the command line itself (exit 2) ...
-USAGE_ERRORS = ("parsers.reader.InputError", "parsers.registry.UnknownSourceError",
+USAGE_ERRORS = ("parsers.inputs.InputError", "parsers.registry.UnknownSourceError",
                 "pipeline.units.DurationError", "pipeline.model.plan.PlanError")
 #: ... and about what was read (exit 1)
 FAILURES = ("parsers.timeutil.TimeError", "pipeline.ingest.ruletable.RulesError",

@@ -104,7 +104,7 @@ def tz_of(name: str) -> tzinfo:
 
 def gather(paths: tuple[str, ...]) -> Inputs:
     """The inputs named by ``paths`` (``-`` is standard input); none found is an error."""
-    from parsers.reader import InputError, find_inputs
+    from parsers.inputs import InputError, find_inputs  # light: no polars (procs.start_early)
 
     found = find_inputs(list(paths))
     if not found.files:

@@ -4,8 +4,7 @@
 Files are handed out in tasks (one large file, or a run of small ones: ``parts.group``),
 largest first (the longest task starts first, so the cores finish together), and their parts
 are replayed in input order as soon as each next one is done (``parts.replay``). Local
-workers are *spawned*, not forked: the client already runs the writer thread, DuckDB and
-polars' thread pool, none of which survive a fork.
+workers come from a fork server that imported the parsers once (``procs``).
 
 With local workers the client reads too, instead of waiting (``Inline``): the first task in
 input order is never sent, and a later task that no worker has started when its turn comes is
@@ -21,7 +20,6 @@ committed when everything is in).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -32,8 +30,8 @@ from typing import Any
 
 from parsers.inputs import input_size
 from parsers.reader import InputFile, ReadStats
-from parsers.remote import process_local
-from pipeline.ingest.parts import Options, PartResult, group, read_part
+from pipeline.ingest import procs
+from pipeline.ingest.parts import Options, PartResult, claim, group, read_part
 
 #: the client reads tasks too (``Inline``); False sends every task to the workers
 CLIENT_READS = True
@@ -50,39 +48,14 @@ class ParallelError(RuntimeError):
     """A worker could not read a file (the message names it and says what to do)."""
 
 
-def default_jobs() -> int:
-    """The cores this process may use (``sched_getaffinity``: a Slurm allocation's, not the
-    node's)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-#: below this many bytes to read, ``auto_jobs`` reads in this process: spawning workers
-#: (~1 s of imports each, on 2 cores) costs more than they save (the 3.8 MB demo: 2.5 s with
-#: one process, 3.8 s with two)
-AUTO_MIN_BYTES = 64 << 20
-
-
-def auto_jobs(files: list[InputFile]) -> int:
-    """``--jobs`` not given: the cores, if there are several files and enough to read."""
-    if len(files) < 2 or sum(input_size(f) for f in files) < AUTO_MIN_BYTES:
-        return 1
-    return default_jobs()
-
-
 def warm_pool(jobs: int | None, files: list[InputFile]) -> ProcessPoolExecutor | None:
-    """The local workers, started now and importing the parsers (~0.7 s each on 2 cores)
-    while the client surveys the inputs and opens its database, if ``jobs`` (None: as
-    ``auto_jobs`` would decide) will use them; the caller shuts the pool down. fleet-dir
-    (2,056 files): the survey alone is ~0.7 s."""
-    readable = [f for f in files if f.stream is None
-                and not (f.url is not None and process_local(f.url))]
-    n = auto_jobs(readable) if jobs is None else jobs
-    if n <= 1 or len(readable) < 2:
+    """The local workers, started now (forked from the fork server, ``procs``) while the
+    client surveys the inputs and opens its database, if ``jobs`` (None: as
+    ``procs.auto_jobs`` would decide) will use them; the caller shuts the pool down."""
+    n = procs.planned(jobs, files)
+    if not n:
         return None
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=procs.context())
     for _ in range(n):
         pool.submit(_warm)
     return pool
@@ -116,9 +89,13 @@ def parts_in_order(files: list[InputFile], stats: list[ReadStats], parts: Path,
     if pool is not None:
         yield from _local(pool, args, order, parts, opts)
         return
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as own:
+    own = ProcessPoolExecutor(max_workers=jobs, mp_context=procs.context())
+    failed = True
+    try:
         yield from _local(own, args, order, parts, opts)
+        failed = False
+    finally:
+        stop(own, failed=failed)
 
 
 def _local(pool: ProcessPoolExecutor, args: list[tuple[list[InputFile], list[ReadStats]]],
@@ -127,11 +104,13 @@ def _local(pool: ProcessPoolExecutor, args: list[tuple[list[InputFile], list[Rea
     try:
         for k in order:
             if k or not CLIENT_READS:  # task 0 is the client's
-                futures[k] = pool.submit(read_part, k, args[k][0], args[k][1], parts, opts)
+                futures[k] = pool.submit(read_part, k, args[k][0], args[k][1], parts, opts,
+                                         CLIENT_READS)
         for k in range(len(args)):
             fut = futures.pop(k, None)
-            # not started by a worker: the client reads it
-            if fut is None or (CLIENT_READS and fut.cancel()):
+            # not started by a worker: the client reads it (the worker that gets it later
+            # finds it claimed; a future is never cancelled: see ``stop``)
+            if fut is None or (CLIENT_READS and claim(parts, k)):
                 yield Inline(k)
             else:
                 yield _result(fut, args[k][0])
@@ -141,9 +120,30 @@ def _local(pool: ProcessPoolExecutor, args: list[tuple[list[InputFile], list[Rea
                                 "(killed, or out of memory?); rerun with fewer --jobs, or "
                                 "--jobs 1") from None
         raise
-    finally:
-        for fut in futures.values():
-            fut.cancel()
+    # the tasks left when this stops early are the pool owner's to cancel (``stop``)
+
+
+def stop(pool: ProcessPoolExecutor, *, failed: bool) -> None:
+    """Shut the local workers down; after a failure (a worker died, a task or the client
+    raised, Ctrl-C) the pending tasks are dropped and the workers still running terminated,
+    not awaited.
+
+    Python 3.11's pool cannot stop itself when a worker dies while a future it still holds
+    is cancelled: its manager thread dies of the InvalidStateError (CPython gh-107219,
+    fixed in 3.12) with a traceback, and the process then waited forever at exit for the
+    surviving worker. So no future is cancelled but by the pool's own thread
+    (``cancel_futures``; the client takes a task back by ``parts.claim``, not by
+    cancelling it), and the survivors are terminated either way."""
+    pool.shutdown(wait=not failed, cancel_futures=True)
+    if not failed:
+        return
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    workers: dict[int, Any] = getattr(pool, "_processes", None) or {}  # before 3.14: private
+    for proc in list(workers.values()):
+        proc.terminate()
 
 
 def _names(files: list[InputFile]) -> str:

@@ -62,6 +62,8 @@ class PartResult:
     #: the batches in arrival order: (file's position in the task, "e" | "r" | "p",
     #: progress metadata as JSON or None)
     seq: list[tuple[int, str, str | None]] = field(default_factory=list)
+    #: the client claimed the task first and reads it itself (``read_part``)
+    taken: bool = False
 
 
 #: a task is one file, or consecutive files until they hold this many bytes or this many
@@ -153,17 +155,37 @@ def _activate(opts: Options) -> None:
     os.environ["TORMORTEM_PREFILTER"] = "1" if opts.prefilter else "0"
 
 
+def claim(parts: Path, index: int) -> bool:
+    """Take task ``index`` for this process: its folder made here, or False when another
+    process made it first (``mkdir`` either creates or fails, atomically)."""
+    parts.mkdir(parents=True, exist_ok=True)
+    try:
+        (parts / f"{index:06d}").mkdir()
+    except FileExistsError:
+        return False
+    return True
+
+
 def read_part(index: int, files: list[InputFile], stats: list[ReadStats], parts: Path,
-              opts: Options) -> PartResult:
+              opts: Options, exclusive: bool = False) -> PartResult:
     """Worker side: parse ``files`` (one task) into ``parts/<index>/`` (``stats``: how to
-    read each, filled with what reading found, as on the serial path)."""
+    read each, filled with what reading found, as on the serial path).
+
+    ``exclusive`` (local workers): the task is read only if ``claim`` gets it; the client
+    claims the tasks it reads itself (``parallel._local``), so a task it took back comes
+    back as ``taken``, unread. A Dask task is never taken back, and a retried one reads
+    again into a fresh folder."""
     from parsers.driver import parse_file
 
-    _activate(opts)
     folder = parts / f"{index:06d}"
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    if exclusive:
+        if not claim(parts, index):
+            return PartResult(index, [], taken=True)
+    else:
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+    _activate(opts)
     w = _PartWriter(folder)
     results = []
     try:

@@ -34,9 +34,8 @@ import pyarrow.parquet as pq
 from parsers.base import Accounting
 from parsers.driver import FileResult, parse_file
 from parsers.reader import InputFile, ReadStats
-from parsers.remote import process_local
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
-from pipeline.ingest import outputs, parallel, parts, unknown
+from pipeline.ingest import outputs, parallel, parts, procs, unknown
 from pipeline.ingest import ruletable as rules_mod
 from pipeline.ingest.dedup import Fingerprint, survey
 from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, connect, events_view_sql
@@ -81,7 +80,7 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
     ``folder``: where the outputs will be read from, if not ``out`` (a staging folder); the
     database's view ``events`` looks for events.parquet there when opened by another program.
 
-    ``jobs`` > 1 parses files in that many processes (None: ``parallel.auto_jobs``),
+    ``jobs`` > 1 parses files in that many processes (None: ``procs.auto_jobs``),
     ``scheduler`` (``tcp://HOST:PORT``) on a Dask cluster (``parallel.py``); the output is the
     same as with one (``parts.py``)."""
     parts.returning_pool()
@@ -93,6 +92,7 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
         if p.exists():
             p.unlink()
     pool = parallel.warm_pool(jobs, files) if scheduler is None else None
+    failed = True
     con = connect(db_path, check=False)
     try:
         con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
@@ -116,10 +116,11 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
         result.records = rec.rows
         _write_accounting(result, out)
         _build_db(result, out, con, rules, folder or out, events_id)
+        failed = False
     finally:
         con.close()
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            parallel.stop(pool, failed=failed)
     return result
 
 
@@ -132,11 +133,10 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
     Dask ``scheduler``) and replayed here. Quarantined and duplicate files, streams
     (stdin, FIFOs: read once, by this process) and ``memory://`` URLs (this process's memory)
     are never sent to a worker."""
-    remote = [f for f in files if f.stream is None and not prints[f.display].quarantined
-              and not prints[f.display].duplicate_of
-              and not (f.url is not None and process_local(f.url))]
+    remote = [f for f in procs.sendable(files) if not prints[f.display].quarantined
+              and not prints[f.display].duplicate_of]
     if jobs is None:
-        jobs = parallel.auto_jobs(remote)
+        jobs = procs.auto_jobs(remote)
     if scheduler is None and (jobs <= 1 or len(remote) <= 1):
         for f in files:
             yield f, _read_one(f, prints[f.display], ev, rec, tz=tz, year=year, source=source)

@@ -1,0 +1,86 @@
+"""How many local worker processes ``--jobs`` gets, and where they come from.
+
+Light on purpose (no polars, pyarrow or parsers beyond ``parsers.inputs``): the CLI calls
+``start_early`` right after finding its inputs, before its own ~0.3 s of imports, so the
+workers' imports happen beside them.
+
+Workers are forked from a *fork server* (multiprocessing's ``forkserver``) that imported the
+parsers once (``PRELOAD``), not spawned one by one: each spawned worker imported polars,
+pyarrow and the parsers itself (~0.4 CPU-s each). The client is never forked: by the time it
+needs workers it runs the writer thread, DuckDB and polars' thread pool, none of which survive
+a fork. The server has run no polars query, so polars' thread pool (which a forked child
+would inherit as started, without its threads: the "polars hangs after fork" problem) does
+not exist yet; ``tests/pipeline/test_procs.py`` checks that importing ``PRELOAD`` starts no such
+thread. A fork server keeps the environment it was started with: ``start_early`` runs once
+per process, and what a worker must see of the client's settings travels with each task
+(``parts.Options``), not in the environment.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from multiprocessing.context import BaseContext
+
+from parsers.inputs import InputFile, input_size
+from parsers.remote import process_local
+
+#: what the fork server imports once, for every worker it forks (``parts.read_part``'s needs)
+PRELOAD = ["parsers.registry", "pipeline.ingest.parts"]
+
+#: below this many bytes to read, ``auto_jobs`` reads in this process: starting workers
+#: costs more than they save, and there are only a task or two (``parts.GROUP_BYTES``) to
+#: share (2 cores: the 3.8 MB demo 0.72 s with one process, 0.80 s with two; 32 MB of node
+#: logs 1.17 and 1.21 s)
+AUTO_MIN_BYTES = 64 << 20
+
+
+def default_jobs() -> int:
+    """The cores this process may use (``sched_getaffinity``: a Slurm allocation's, not the
+    node's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def sendable(files: list[InputFile]) -> list[InputFile]:
+    """The files a worker can read: not a stream (stdin, a FIFO: read once, here), not a
+    ``memory://`` URL (this process's memory)."""
+    return [f for f in files if f.stream is None
+            and not (f.url is not None and process_local(f.url))]
+
+
+def auto_jobs(files: list[InputFile]) -> int:
+    """``--jobs`` not given: the cores, if there are several files and enough to read."""
+    if len(files) < 2 or sum(input_size(f) for f in files) < AUTO_MIN_BYTES:
+        return 1
+    return default_jobs()
+
+
+def planned(jobs: int | None, files: list[InputFile]) -> int:
+    """The local workers an ingest of ``files`` will start (0: it reads them itself)."""
+    readable = sendable(files)
+    n = auto_jobs(readable) if jobs is None else jobs
+    return n if n > 1 and len(readable) > 1 else 0
+
+
+def context() -> BaseContext:
+    """The workers' start method: the fork server where there is one (Linux, macOS), else
+    spawn."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    return ctx
+
+
+def start_early(jobs: int | None, scheduler: str | None, files: list[InputFile]) -> None:
+    """Start the fork server now if this ingest will use local workers (``planned``), so
+    that its imports overlap the caller's. Without it the server starts with the pool."""
+    if scheduler is None and planned(jobs, files):
+        ctx = context()
+        if ctx.get_start_method() == "forkserver":
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
