@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from parsers import prefilter
+from parsers import line_heads, prefilter
 from parsers.message import global_prefilter
 
 # The envelopes as vectorised (Rust regex) tests, mirroring KernelLogParser._envelope:
@@ -32,15 +32,48 @@ FMT_HINTS = {"rfc_pri": r"^\s*<\d{1,3}>", "rfc_day": r"^\s*[A-Z][a-z]{2}  \d ",
               "zero": r"^\s*[A-Z][a-z]{2} 0"}
 
 
+#: the masks ``prefix_masks`` answers with numpy (anchored tests of a line's first bytes)
+PREFIX: dict[str, prefilter.Pattern] = {
+    "ws": r"^\s", "blank": r"^\s*$", "bracket": r"^\s*\[",
+    **{k: v for k, v in FMT_HINTS.items() if k != "rfc_up"}}
+
+
+def prefix_masks(lines: pl.Series) -> dict[str, np.ndarray]:
+    """``PREFIX``'s masks: numpy on the first 16 bytes of the lines ``line_heads.plain``
+    marks (there ``^\\s*`` matches nothing), the regexes on the others (~9 ms of CPU per
+    8 MiB chunk of syslog less than seven regexes over every line)."""
+    m, lens = line_heads.heads(lines, 16)
+    ok = line_heads.plain(m, lens)
+    dg = line_heads.digit(m)
+    mon = line_heads.upper(m[:, 0]) & line_heads.lower(m[:, 1]) & line_heads.lower(m[:, 2]) \
+        & (m[:, 3] == 32)  # "Mmm "
+    pri = (m[:, 0] == 60) & dg[:, 1] & ((m[:, 2] == 62) | dg[:, 2] & (
+        (m[:, 3] == 62) | dg[:, 3] & (m[:, 4] == 62)))  # <N>, <NN>, <NNN>
+    day = ((m[:, 4] == 32) & dg[:, 5]) | (dg[:, 4] & dg[:, 5])  # " D" or "DD"
+    clock = (m[:, 6] == 32) & dg[:, 7] & dg[:, 8] & (m[:, 9] == 58) & dg[:, 10] & dg[:, 11] \
+        & (m[:, 12] == 58) & dg[:, 13] & dg[:, 14]
+    out = {"ws": np.zeros(len(lens), bool), "blank": np.zeros(len(lens), bool),
+           "bracket": m[:, 0] == 91, "rfc_pri": pri,
+           "rfc_day": mon & (m[:, 4] == 32) & dg[:, 5] & (m[:, 6] == 32),
+           "frac": mon & day & clock & (m[:, 15] == 46), "zero": mon & (m[:, 4] == 48)}
+    rest = np.flatnonzero(~ok)
+    if rest.size:
+        got = prefilter.masks(lines.gather(rest), PREFIX, {}, unique=None)
+        for k, v in out.items():
+            v &= ok
+            v[rest] = got[k]
+    return out
+
+
 def masks(lines: pl.Series) -> dict[str, np.ndarray]:
     """The chunk's masks. ``env`` is tested only on the lines without a ``V_SHORT`` month
     (``month`` 0): ``V_SHORT`` is ``V_ENVELOPE``'s last branch (with the same ``^\\s*``), so
     a line with one has an envelope; a healthy syslog's lines all have one (~4 ms of CPU per
     8 MiB chunk not spent)."""
     m = prefilter.masks(lines, {
-        "ws": r"^\s", "blank": r"^\s*$", "fm": FM_ERROR,
-        "kernel": "kernel", "bracket": r"^\s*\[", "cand": global_prefilter(claims=False),
-        **FMT_HINTS}, {"month": V_SHORT})
+        "fm": FM_ERROR, "kernel": "kernel", "cand": global_prefilter(claims=False),
+        "rfc_up": FMT_HINTS["rfc_up"]}, {"month": V_SHORT})
+    m.update(prefix_masks(lines))
     env = m["month"] > 0
     rest = np.flatnonzero(~env)
     if rest.size * 2 > env.size:
