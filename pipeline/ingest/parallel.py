@@ -51,9 +51,12 @@ class ParallelError(RuntimeError):
 def warm_pool(jobs: int | None, files: list[InputFile]) -> ProcessPoolExecutor | None:
     """The local workers, started now (forked from the fork server, ``procs``) while the
     client surveys the inputs and opens its database, if ``jobs`` (None: as
-    ``procs.auto_jobs`` would decide) will use them; the caller shuts the pool down."""
+    ``procs.auto_jobs`` would decide) will use them; the caller shuts the pool down. No more
+    are started than there are tasks (``--jobs 500`` on a few files starts a few)."""
     n = procs.planned(jobs, files)
-    if not n:
+    if n:
+        n = min(n, len(tasks_of(procs.sendable(files))))
+    if n < 2:
         return None
     pool = ProcessPoolExecutor(max_workers=n, mp_context=procs.context())
     for _ in range(n):

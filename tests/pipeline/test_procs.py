@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from parsers.inputs import InputFile
 from pipeline.ingest import procs
 
@@ -161,3 +163,18 @@ def test_a_killed_worker_ends_the_ingest_in_one_line(tmp_path: Path) -> None:
         assert not out.exists()
     time.sleep(0.5)
     assert [q for q in everyone if _alive(q)] == []
+
+
+def test_no_more_workers_than_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--jobs 500`` on three files starts three workers (a task each here), not 500."""
+    from pipeline.ingest import parallel, parts
+
+    monkeypatch.setattr(parts, "GROUP_BYTES", 1)  # every file a task of its own
+    files = [_file(tmp_path, f"f{i}", 100) for i in range(3)]
+    assert parallel.warm_pool(500, files[:1]) is None  # one file: read here
+    pool = parallel.warm_pool(500, files)
+    assert pool is not None
+    try:
+        assert pool._max_workers == 3  # the pool's size (no public accessor)
+    finally:
+        parallel.stop(pool, failed=False)
