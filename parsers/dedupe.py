@@ -87,13 +87,14 @@ def keys(lines: pl.Series) -> pl.Series:
         bufs = arr.buffers()
     # a view is 4 little-endian uint32: length, then the line's first 4 bytes, then either
     # its next 8 bytes (a line of at most 12) or where its bytes are (buffer, offset): all
-    # translated (bytes.translate: ~5x faster than a numpy lookup) but the length and where
-    views = np.frombuffer(bufs[1], "<u4").reshape(-1, 4)[arr.offset: arr.offset + n]
-    tr = np.frombuffer(views.tobytes().translate(_ZERO), "<u4").reshape(n, 4)
-    out = np.empty((n, 4), "<u4")
-    out[:, 0] = views[:, 0]
-    out[:, 1] = tr[:, 1]
-    out[:, 2:] = np.where((views[:, 0] <= 12)[:, None], tr[:, 2:], views[:, 2:])
+    # translated (bytes.translate: ~5x faster than a numpy lookup) but the length and where;
+    # as two uint64 words (length in the low half of the first): ~1 ms, not 4, a chunk
+    views = np.frombuffer(bufs[1], "<u8").reshape(-1, 2)[arr.offset: arr.offset + n]
+    tr = np.frombuffer(views.tobytes().translate(_ZERO), "<u8").reshape(n, 2)
+    low = np.uint64(0xFFFFFFFF)
+    out = np.empty((n, 2), "<u8")
+    out[:, 0] = (tr[:, 0] & ~low) | (views[:, 0] & low)
+    out[:, 1] = np.where(lens <= 12, tr[:, 1], views[:, 1])
     data = [pa.py_buffer(b.to_pybytes().translate(_ZERO)) for b in bufs[2:] if b is not None]
     valid = bufs[0]
     got = pl.from_arrow(pa.Array.from_buffers(pa.string_view(), n, [valid, pa.py_buffer(out),
