@@ -62,8 +62,6 @@ class PartResult:
     #: the batches in arrival order: (file's position in the task, "e" | "r" | "p",
     #: progress metadata as JSON or None)
     seq: list[tuple[int, str, str | None]] = field(default_factory=list)
-    #: the client claimed the task first and reads it itself (``read_part``)
-    taken: bool = False
 
 
 #: a task is one file, or consecutive files until they hold this many bytes or this many
@@ -173,14 +171,14 @@ def read_part(index: int, files: list[InputFile], stats: list[ReadStats], parts:
 
     ``exclusive`` (local workers): the task is read only if ``claim`` gets it; the client
     claims the tasks it reads itself (``parallel._local``), so a task it took back comes
-    back as ``taken``, unread. A Dask task is never taken back, and a retried one reads
-    again into a fresh folder."""
+    back empty, unread (nothing waits for it). A Dask task is never taken back, and a
+    retried one reads again into a fresh folder."""
     from parsers.driver import parse_file
 
     folder = parts / f"{index:06d}"
     if exclusive:
         if not claim(parts, index):
-            return PartResult(index, [], taken=True)
+            return PartResult(index, [])
     else:
         if folder.exists():
             shutil.rmtree(folder)

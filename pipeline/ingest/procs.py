@@ -59,7 +59,8 @@ def auto_jobs(files: list[InputFile]) -> int:
 
 
 def planned(jobs: int | None, files: list[InputFile]) -> int:
-    """The local workers an ingest of ``files`` will start (0: it reads them itself)."""
+    """The local workers ``jobs`` asks for ``files`` (0: this process reads them itself);
+    ``parallel.warm_pool`` starts no more than there are tasks."""
     readable = sendable(files)
     n = auto_jobs(readable) if jobs is None else jobs
     return n if n > 1 and len(readable) > 1 else 0
