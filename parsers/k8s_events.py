@@ -48,7 +48,7 @@ from parsers.base import (
     head_lines,
 )
 from parsers.k8s_common import event_host, split_source
-from parsers.k8s_events_fast import table_rows
+from parsers.k8s_events_fast import ascii_lines, table_rows
 from parsers.schema import EVENTS
 from parsers.timeutil import to_us
 
@@ -168,7 +168,7 @@ class K8sEventsParser(LineParser):
             super().parse_chunk(lines, first_line_no, prepared)
             return
         stripped = lines.str.strip_chars_end()
-        fast, rows = self._fast_rows(stripped)
+        fast, rows = self._fast_rows(lines, stripped)
         if rows.is_empty():
             super().parse_chunk(lines, first_line_no, prepared)
             return
@@ -206,15 +206,17 @@ class K8sEventsParser(LineParser):
         pos = np.searchsorted(rows.get_column("i").to_numpy(), taken)
         self._add_rows(rows[pos], taken + first_line_no, marks)
 
-    def _fast_rows(self, stripped: pl.Series) -> tuple[np.ndarray, pl.DataFrame]:
-        """Fast-path mask and rows of the chunk, header by header (the one in effect at its
-        start, then each header line's)."""
+    def _fast_rows(self, lines: pl.Series, stripped: pl.Series
+                   ) -> tuple[np.ndarray, pl.DataFrame]:
+        """Fast-path mask and rows of the chunk (``stripped``: its lines right-stripped),
+        header by header (the one in effect at its start, then each header line's)."""
         maybe = np.flatnonzero(np.asarray(
             stripped.str.contains("LAST SEEN|LASTSEEN").fill_null(False).to_numpy(), bool))
         heads = [h for h in maybe.tolist() if is_header(str(stripped[h]))
                  and "TYPE" in str(stripped[h])]
         bounds = [0, *heads, len(stripped)]
         mask = np.zeros(len(stripped), bool)
+        ascii_ok = ascii_lines(lines, stripped) if self.cols or heads else mask
         frames = []
         cols = self.cols
         for a, b in itertools.pairwise(bounds):
@@ -224,7 +226,7 @@ class K8sEventsParser(LineParser):
             if not cols or b <= a:
                 continue
             m, rows = table_rows(stripped.slice(a, b - a), cols, self.ref_us,
-                                 self.ctx.host_hint)
+                                 self.ctx.host_hint, ascii_ok[a:b])
             if rows.height:
                 mask[a:b] = m
                 frames.append(rows.with_columns(pl.col("i") + a))

@@ -265,6 +265,26 @@ def test_k8s_events_fast_path_equals_per_line(monkeypatch: pytest.MonkeyPatch) -
     big = parts[0].splitlines()
     rows = big[1:] * 25  # one long listing: > SMALL_CHUNK lines
     rows[7] = rows[7].replace("Started container", "Started contäiner")
+    # what the fast path reads apart from the rest (k8s_events_fast: the ASCII test from the
+    # chunk's bytes, the Scheduled / Preempted nodes on their rows only, OBJECT's kind in any
+    # case): messages the assigned-node pattern must refuse or read, a tab or \r after a row
+    # (printable once stripped), an upper-case kind
+    sched = big[1]
+    assert " Scheduled " in sched and sched.endswith(" to node017")
+    head = sched[:sched.index("Successfully")]
+    odd = [head + m for m in (
+        "Successfully assigned to/x to node9", "Successfully assigned a/b to n1 to n2",
+        "Successfully assigned ab to n3", "Successfully assigned a/b to  n4",
+        "Successfully assigned /b to n5", "Successfully assigned a/ to n6",
+        "Successfully assigned a/b/c to n7", "Successfully assigned a/b ton8")]
+    oom = next(r for r in big if "  node/node017  " in r)
+    odd += [sched + "\t", sched + "\r", sched.replace("to node017", "to nöde017"),
+             *(oom.replace("node/node017", o) for o in ("NODE/node017", "Node/       ",
+                                                          "nodes/node01")),
+             oom.replace("OOMKilling             ", "OOMKilling" * 2 + "OOM")]  # a word cut
+    # each before a plain row (the last of a run of fast rows is read per line: the next
+    # line may continue it), at the start (so is a listing's small last chunk)
+    rows = [*(r for o in odd for r in (o, big[1])), *rows]
     text = "\n".join([big[0], *rows, "", "No resources found in default namespace.",
                       *parts[1].splitlines(), *parts[2].splitlines(), *parts[0].splitlines()])
     out = both_paths(ke.K8sEventsParser, text + "\n", "node017/events.txt", monkeypatch,
@@ -306,3 +326,24 @@ def test_slurmd_fast_path_equals_per_line(monkeypatch: pytest.MonkeyPatch) -> No
     assert "n7" in {r["host"] for r in rows}  # the path's node (banners name their own)
     fast = slurmd_fast(pl.Series(real + bulk), UTC, "slurmd", "x", "n7", "path")
     assert fast is not None and (fast[0] >= 0).sum() >= 4 * 60
+
+
+def test_k8s_ascii_lines_equal_the_regex() -> None:
+    """``ascii_lines`` (printable ASCII from the chunk's bytes, the regex only for the lines
+    that are not) against the regex on every right-stripped line, on a chunk as the reader
+    builds it (string views over one buffer) with tabs, ``\\r``, NBSP, non-ASCII and short
+    lines (kept inside their views) among printable ones."""
+    from parsers.k8s_events_fast import ascii_lines
+    from parsers.reader import lines_series
+
+    rng = np.random.default_rng(7)
+    pool = ["default  52m  Normal  Scheduled  pod/x  Successfully assigned a/b to n1",
+            "x\t", "ok line   ", "tab\tinside", "nbsp\u00a0end", "\u00e4", "", "   ",
+            "short", "a\r", "trailing tab\t\t", "fine " * 9, "\x7f", "~ok~"]
+    text = "\n".join(pool[i] for i in rng.integers(0, len(pool), 3000)) + "\n"
+    lines = lines_series(text.encode())
+    stripped = lines.str.strip_chars_end()
+    want = stripped.str.contains(r"^[ -~]*$").to_numpy()
+    got = ascii_lines(lines, stripped)
+    assert got.dtype == bool and (got == want).all()
+    assert 0 < got.sum() < len(got)
