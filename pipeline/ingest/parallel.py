@@ -58,7 +58,7 @@ def warm_pool(jobs: int | None, files: list[InputFile]) -> ProcessPoolExecutor |
         n = min(n, len(tasks_of(procs.sendable(files))))
     if n < 2:
         return None
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=procs.context())
+    pool = procs.pool(n)
     for _ in range(n):
         pool.submit(_warm)
     return pool
@@ -92,7 +92,7 @@ def parts_in_order(files: list[InputFile], stats: list[ReadStats], parts: Path,
     if pool is not None:
         yield from _local(pool, args, order, parts, opts)
         return
-    own = ProcessPoolExecutor(max_workers=jobs, mp_context=procs.context())
+    own = procs.pool(jobs)
     failed = True
     try:
         yield from _local(own, args, order, parts, opts)

@@ -18,8 +18,10 @@ per process, and what a worker must see of the client's settings travels with ea
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.context import BaseContext
 
 from parsers.inputs import InputFile, input_size
@@ -64,6 +66,26 @@ def planned(jobs: int | None, files: list[InputFile]) -> int:
     readable = sendable(files)
     n = auto_jobs(readable) if jobs is None else jobs
     return n if n > 1 and len(readable) > 1 else 0
+
+
+#: how far below the client the workers run (``os.nice``). The client reads a task itself and
+#: replays the workers' parts in input order: when it competes with them for the cores, the
+#: whole ingest waits for it (2 cores, two workers and the client: the 512 MiB k8s mix, whose
+#: slowest file is the client's, 4.77 -> 4.41 s at equal priority vs nice 10; the slurm mix
+#: 8.9 -> 8.4 s; the fleet-dir mix unchanged). Where there are idle cores it changes nothing.
+WORKER_NICE = 10
+
+
+def lower_priority() -> None:
+    """Each local worker's first step (the pool's initializer): ``WORKER_NICE``."""
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICE)
+
+
+def pool(workers: int) -> ProcessPoolExecutor:
+    """``workers`` local workers, forked (``context``), each at ``WORKER_NICE``."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context(),
+                               initializer=lower_priority)
 
 
 def context() -> BaseContext:

@@ -178,3 +178,15 @@ def test_no_more_workers_than_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         assert pool._max_workers == 3  # the pool's size (no public accessor)
     finally:
         parallel.stop(pool, failed=False)
+
+
+def test_workers_run_below_the_client(tmp_path: Path) -> None:
+    """The workers yield the cores to the client (``procs.WORKER_NICE``), which reads a task
+    itself and replays theirs in order."""
+    pool = procs.pool(2)
+    try:
+        here = os.nice(0)
+        got = {pool.submit(os.nice, 0).result(timeout=60) for _ in range(4)}
+    finally:
+        pool.shutdown()
+    assert got == {min(19, here + procs.WORKER_NICE)}
