@@ -99,3 +99,19 @@ def test_envelope_equals_its_regex() -> None:
             assert got.height >= 20
     assert fastrows.from_buffer(_chunk([x for x in lines if x.isascii() and x.isprintable()]))\
         is not None
+
+
+@pytest.mark.parametrize("size", [0, 1, 65535, 65536, 65537, 3 * 65536 + 17])
+def test_only_printable_blocks(size: int) -> None:
+    """``only_printable`` reads its buffer in blocks: one bad byte anywhere (first, last,
+    either side of a block's edge) is found, and newlines anywhere are allowed."""
+    rng = np.random.default_rng(size)
+    clean = rng.integers(32, 127, size, dtype=np.uint8)
+    clean[rng.integers(0, max(size, 1), size // 50)] = 10
+    assert fastrows.only_printable(clean)
+    for pos in (0, size - 1, 65535, 65536, size // 2):
+        if 0 <= pos < size:
+            for bad in (0, 9, 13, 31, 127, 128, 255):
+                a = clean.copy()
+                a[pos] = bad
+                assert not fastrows.only_printable(a), (pos, bad)
