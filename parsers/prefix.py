@@ -21,6 +21,10 @@ Layers (each checked against the program that writes it):
 * ``kubectl logs --timestamps`` / ``ts`` / Python ``asctime`` ISO stamps; Slurm daemon
   ``[2024-04-05T21:29:39.123] ``; bracketed ``[2024-04-05 21:29:39]`` (Megatron, NCCL);
   DeepSpeed ``[ts] [LEVEL] [file:line:func] ``; HF ``[LEVEL|file:line] ts >> ``.
+* ``pdsh`` / ``clush`` (and DeepSpeed's multi-node runner, which uses pdsh) ``node0025: ``:
+  each line of the remote command's output behind the host's name and a colon (pdsh
+  src/pdsh/dsh.c; pshbak(1): "each line is prefixed by a hostname followed by a colon"): the
+  line's host when it names none itself (``pdsh -w ... dmesg``).
 * ``srun --label`` ``  3: ``; torchrun ``[default3]:`` / ``[rank3]:``; Ray
   ``(RayWorker pid=1234) `` / ``(pid=1234, ip=10.0.0.1) ``; slurmstepd ``[1234.0] ``.
 * Python logging ``LEVEL:logger:`` and glog ``E1206 18:44:12.715588  1234 file.cc:56] ``.
@@ -95,8 +99,8 @@ _LEVELS = {"err": "ERROR", "warn": "WARNING", "crit": "CRITICAL", "alert": "CRIT
 class Peeled:
     """What the prefixes of one line said, and the message left (a reusable record)."""
 
-    __slots__ = ("flag", "fmt", "host", "level", "msg", "pid", "program", "rank", "ts",
-                 "uptime_s")
+    __slots__ = ("flag", "fmt", "host", "level", "msg", "pid", "program", "rank", "relay",
+                 "ts", "uptime_s")
 
     def __init__(self) -> None:
         self.reset("")
@@ -111,6 +115,10 @@ class Peeled:
         self.rank: int | None = None
         self.level: str | None = None
         self.fmt: str | None = None  #: the outermost wrapper recognised
+        #: the host a parallel shell labelled the line with (``pdsh``): ``host`` if the line
+        #: names none itself (a syslog line's own host field is the node that logged it;
+        #: the label may be a log server's)
+        self.relay: str | None = None
         self.msg = msg
 
     def stamp(self, ts: int | None, flag: str) -> None:
@@ -145,6 +153,8 @@ def peel(text: str, tz: tzinfo, years: YearInference, out: Peeled | None = None)
             break
         pos = new
     p.msg = text[pos:] if pos else text
+    if p.host is None and p.relay is not None:
+        p.host = p.relay
     return p
 
 
@@ -398,6 +408,7 @@ def _word(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> i
     if pos == 0 and c.islower():
         h = PDSH.match(text, pos)
         if h is not None:
+            p.relay = text[:h.end() - 2]
             return h.end()
     return None
 
