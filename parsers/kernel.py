@@ -20,12 +20,13 @@ A day >= 10 cannot tell journal-short from RFC 3164; the file's earlier lines de
 other programs (sshd, systemd, ...) with a valid envelope are NOISE, except Fabric Manager
 errors. A line starting with white space continues the previous record (dmesg and journalctl
 indent the 2nd+ lines of a multi-line kernel message), unless it is an indented envelope.
-Hosts ``localhost``, ``(none)`` and ``-`` count as no host (the path's host is used).
+Hosts ``localhost``, ``(none)`` and ``-`` count as no host (the path's host is used). Lines
+labelled by a parallel shell (``pdsh -w nodes dmesg``: ``node0025: [12.5] msg``) are read
+without the label, which is the host of a line that names none (``split_label``).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,7 +34,20 @@ import polars as pl
 
 from parsers import base, kernel_plan, prefilter
 from parsers.base import EVENT, NOISE, UNPARSED, FileContext, LineParser, head_lines
-from parsers.kernel_common import Env
+from parsers.kernel_common import Env, split_label
+from parsers.kernel_envelope import (
+    CTIME,
+    ISO,
+    MONTHS,
+    PRI,
+    R5424,
+    RAW,
+    SHORT,
+    TAG,
+    UPTIME,
+    host_of,
+    sniff_line,
+)
 from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines, fabric_manager
 from parsers.kernel_pci import PciLines
@@ -44,18 +58,6 @@ from parsers.message import (
     peeled_fields,
 )
 from parsers.timeutil import TimeError, YearInference, ctime_to_us, parse_iso, syslog_to_us
-
-_RAW = re.compile(r"\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)")
-_CTIME = re.compile(r"\[((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d "
-                    r"\d\d:\d\d:\d\d \d{4})\] ?(.*)")
-_ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)([.,]\d{1,9})?(Z|[+-]\d\d:?\d\d) (.*)")
-_SHORT = re.compile(r"([A-Z][a-z]{2}) ( \d|\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))? (.*)")
-_TAG = re.compile(r"(?:([^\s:\[\]]+) )?([^\s:\[\]]+)(?:\[\d+\])?: ?(.*)")
-_PRI = re.compile(r"<(\d{1,3})>")
-_R5424 = re.compile(r"1 (\S+) (\S+) (\S+) (\S+) (\S+) (-|(?:\[.*?\])+) ?(.*)")
-_UPTIME = re.compile(r"\[\s*(\d+\.\d+)\] ?(.*)")
-_NO_HOST = {"localhost", "(none)", "-"}
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 class KernelLogParser(LineParser):
@@ -82,6 +84,7 @@ class KernelLogParser(LineParser):
         self.host = HostLines()
         self.fallback = Fallback(ctx, skip=(KernelMessages,))
         self._pinned_fmt: object = None
+        self._label: str | None = None  #: the current line's host label (``split_label``)
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -92,7 +95,7 @@ class KernelLogParser(LineParser):
             return 0
         env = kern = 0
         for ln in lines:
-            r = _sniff_line(ln)
+            r = sniff_line(ln)
             env += r > 0
             kern += r > 1
         lowered = path.lower()
@@ -108,6 +111,16 @@ class KernelLogParser(LineParser):
         """Read the envelope, then hand kernel messages to the signal recognisers."""
         if not text.strip():
             return NOISE
+        label, text = split_label(text)
+        if label is not None:
+            self._label = label
+            try:
+                return self._line(text, line_no)
+            finally:
+                self._label = None
+        return self._line(text, line_no)
+
+    def _line(self, text: str, line_no: int) -> int:
         try:
             first = text[0]
             if first in " \t":
@@ -122,13 +135,15 @@ class KernelLogParser(LineParser):
             return UNPARSED
         if parsed is None:  # no envelope: a pasted or foreign line; the prefix layer decides
             self.resolve_context()
+            if self._label is not None:  # (which peels the label again, as its host)
+                text = f"{self._label}: {text}"
             r = self.fallback.raw(text, line_no, self._peeled_emit(line_no))
             return UNPARSED if r is None else r
         env, program, msg = parsed
         self.env = self.prev = env
         if program is None or program == "kernel":
             self.prev_kernel = True
-            m = _UPTIME.match(msg)
+            m = UPTIME.match(msg)
             if m and env.uptime_s is None:
                 self.env = self.prev = env = Env(env.ts, env.ts_flag, float(m.group(1)),
                                                  env.host, env.fmt, line_no)
@@ -148,7 +163,11 @@ class KernelLogParser(LineParser):
         UNPARSED otherwise. Enveloped lines are the context of the next line."""
         if not prefilter.enabled():
             return None
-        m = self.premasks if self.premasks is not None else kernel_plan.masks(lines)
+        if self.premasks is not None:
+            m, lines = self.premasks
+        else:
+            lines = kernel_plan.unlabel(lines)
+            m = kernel_plan.masks(lines)
         env = m["env"]
         wake = ~env | m["kernel"] | m["bracket"]
         indented = m["ws"] & ~env
@@ -164,12 +183,14 @@ class KernelLogParser(LineParser):
                                    pins={"short_fmt": self._short_fmts(
                                        kernel_plan.fmt_hints(m, months > 0))})
 
-    def prepare(self, lines: pl.Series) -> dict[str, np.ndarray] | None:
+    def prepare(self, lines: pl.Series) -> tuple[dict[str, np.ndarray], pl.Series] | None:
         """The plan's regex passes (they depend on the chunk alone) on the driver's helper
-        thread, a chunk ahead: ``vector_plan`` then only combines them with the file's state."""
+        thread, a chunk ahead: ``vector_plan`` then only combines them with the file's state.
+        The masks are of the lines without their labels (``kernel_plan.unlabel``)."""
         if len(lines) < base.SMALL_CHUNK or not prefilter.enabled():
             return None
-        return kernel_plan.masks(lines)
+        lines = kernel_plan.unlabel(lines)
+        return kernel_plan.masks(lines), lines
 
     def _short_fmts(self, hint: np.ndarray) -> np.ndarray:
         """The ``Mon DD`` variant each line gets (``_short_fmt``'s rule, forward-filled), as
@@ -181,15 +202,18 @@ class KernelLogParser(LineParser):
 
     def set_context(self, text: str, line_no: int) -> bool:
         """The envelope of a line Python does not otherwise read (for a continuation)."""
+        self._label, text = split_label(text)
         try:
             stripped = text.lstrip()
             parsed = self._envelope(stripped, stripped[:1], line_no)
         except (TimeError, ValueError, IndexError):
             return False
+        finally:
+            self._label = None
         if parsed is None:
             return False
         env, program, msg = parsed
-        m = _UPTIME.match(msg) if program is None or program == "kernel" else None
+        m = UPTIME.match(msg) if program is None or program == "kernel" else None
         if m and env.uptime_s is None:
             env = Env(env.ts, env.ts_flag, float(m.group(1)), env.host, env.fmt, line_no)
         self.prev = env
@@ -236,11 +260,13 @@ class KernelLogParser(LineParser):
             return None
         self.resolve_context()  # (an indented context line the probe reads no envelope in)
         if self.prev is None:  # nothing to continue: a pasted, indented line
+            if self._label is not None:
+                text = f"{self._label}: {text}"
             r = self.fallback.raw(text, line_no, self._peeled_emit(line_no))
             return UNPARSED if r is None else r
         p = self.prev
         flag = "inherited" if p.ts is not None else p.ts_flag
-        self.env = Env(p.ts, flag, p.uptime_s, p.host, p.fmt, line_no)
+        self.env = Env(p.ts, flag, p.uptime_s, self._label or p.host, p.fmt, line_no)
         if not self.prev_kernel:
             return NOISE
         return self._kernel(stripped, line_no)
@@ -248,30 +274,39 @@ class KernelLogParser(LineParser):
     def _envelope_probe(self, text: str) -> bool:
         c = text[:1]
         if c == "[":
-            return bool(_RAW.match(text) or _CTIME.match(text))
+            return bool(RAW.match(text) or CTIME.match(text))
         if c.isdigit():
-            return bool(_ISO.match(text))
+            return bool(ISO.match(text))
         if c == "<":
-            return bool(_PRI.match(text))
-        return bool(c.isupper() and text[:3] in _MONTHS and _SHORT.match(text))
+            return bool(PRI.match(text))
+        return bool(c.isupper() and text[:3] in MONTHS and SHORT.match(text))
 
     def _envelope(self, text: str, first: str, line_no: int
                   ) -> tuple[Env, str | None, str] | None:
-        """(envelope, program or None for dmesg, message) or None if no envelope."""
+        """(envelope, program or None for dmesg, message) or None if no envelope; the
+        line's parallel-shell label is the host of an envelope that names none."""
+        got = self._envelope_of(text, first, line_no)
+        if got is None or self._label is None or got[0].host is not None:
+            return got
+        e = got[0]
+        return Env(e.ts, e.ts_flag, e.uptime_s, self._label, e.fmt, e.line_no), got[1], got[2]
+
+    def _envelope_of(self, text: str, first: str, line_no: int
+                     ) -> tuple[Env, str | None, str] | None:
         tz = self.ctx.tz
         if first == "[":
-            m = _RAW.match(text)
+            m = RAW.match(text)
             if m:
                 return Env(None, "uptime", float(m.group(1)), None, "dmesg", line_no), None, \
                     m.group(2)
-            c = _CTIME.match(text)
+            c = CTIME.match(text)
             if c:
                 return (Env(ctime_to_us(c.group(1), tz), "assumed_tz", None, None, "dmesg-T",
                             line_no), None, c.group(2))
             return None
         pri = False
         if first == "<":
-            p = _PRI.match(text)
+            p = PRI.match(text)
             if not p:
                 return None
             text, pri = text[p.end():], True
@@ -279,7 +314,7 @@ class KernelLogParser(LineParser):
                 return self._rfc5424(text, line_no)
             first = text[:1]
         if first.isdigit():
-            i = _ISO.match(text)
+            i = ISO.match(text)
             if not i:
                 return None
             ts, flag = parse_iso(text, tz)
@@ -287,22 +322,22 @@ class KernelLogParser(LineParser):
             frac, zone = i.group(2) or "", i.group(3)
             if frac.startswith(",") and not pri:
                 return Env(ts, flag, None, None, "dmesg-iso", line_no), None, rest
-            t = _TAG.match(rest)
+            t = TAG.match(rest)
             if not t:
                 return Env(ts, flag, None, None, "dmesg-iso", line_no), None, rest
             fmt = "journal-short-iso" if (":" not in zone and zone != "Z") else "syslog-iso"
-            return Env(ts, flag, None, _host(t.group(1)), fmt, line_no), t.group(2), t.group(3)
+            return Env(ts, flag, None, host_of(t.group(1)), fmt, line_no), t.group(2), t.group(3)
         if first.isupper():
-            s = _SHORT.match(text)
+            s = SHORT.match(text)
             if not s:
                 return None
             mon, day, hms, frac, rest = s.groups()
-            t = _TAG.match(rest)
+            t = TAG.match(rest)
             if not t:
                 return None
             ts = syslog_to_us(mon, int(day), hms, frac, self.ctx.tz, self.years)
             fmt = self._short_fmt(day, frac, pri, t.group(3))
-            return (Env(ts, "inferred_year", None, _host(t.group(1)), fmt, line_no),
+            return (Env(ts, "inferred_year", None, host_of(t.group(1)), fmt, line_no),
                     t.group(2), t.group(3))
         return None
 
@@ -310,7 +345,7 @@ class KernelLogParser(LineParser):
         """Variant of a ``Mon DD HH:MM:SS`` envelope (see module docstring)."""
         if self._pinned_fmt is not None:
             return str(self._pinned_fmt)
-        if pri or day[0] == " " or _UPTIME.match(msg):
+        if pri or day[0] == " " or UPTIME.match(msg):
             self.short_fmt = "syslog-rfc3164"
         elif frac:
             self.short_fmt = "journal-short-precise"
@@ -319,7 +354,7 @@ class KernelLogParser(LineParser):
         return self.short_fmt
 
     def _rfc5424(self, text: str, line_no: int) -> tuple[Env, str | None, str] | None:
-        r = _R5424.match(text)
+        r = R5424.match(text)
         if not r:
             return None
         stamp, host, app = r.group(1), r.group(2), r.group(3)
@@ -327,7 +362,7 @@ class KernelLogParser(LineParser):
             ts, flag = None, "missing"
         else:
             ts, flag = parse_iso(stamp, self.ctx.tz)
-        return Env(ts, flag, None, _host(host), "syslog-rfc5424", line_no), app, r.group(7)
+        return Env(ts, flag, None, host_of(host), "syslog-rfc5424", line_no), app, r.group(7)
 
     # -- kernel messages ---------------------------------------------------------------
 
@@ -390,42 +425,6 @@ class KernelLogParser(LineParser):
                         **self.host_fields(e.host), format=e.fmt, kind=kind, code=code,
                         device=device, value=value, message=message, job_id=job_id,
                         line_no=e.line_no)
-
-
-def _host(h: str | None) -> str | None:
-    return None if h is None or h in _NO_HOST else h
-
-
-def _sniff_line(line: str) -> int:
-    """0: no envelope; 1: envelope of a non-kernel program; 2: a kernel line."""
-    text = line.lstrip()
-    c = text[:1]
-    if c == "[":
-        return 2 if (_RAW.match(text) or _CTIME.match(text)) else 0
-    if c == "<":
-        p = _PRI.match(text)
-        if not p:
-            return 0
-        text = text[p.end():]
-        if text.startswith("1 "):
-            r = _R5424.match(text)
-            return 0 if not r else (2 if r.group(3) == "kernel" else 1)
-        c = text[:1]
-    if c.isdigit():
-        i = _ISO.match(text)
-        if not i:
-            return 0
-        if (i.group(2) or "").startswith(","):
-            return 2
-        t = _TAG.match(i.group(4))
-        return 0 if not t else (2 if t.group(2) == "kernel" else 1)
-    if text[:3] in _MONTHS:
-        s = _SHORT.match(text)
-        if not s:
-            return 0
-        t = _TAG.match(s.group(5))
-        return 0 if not t else (2 if t.group(2) == "kernel" else 1)
-    return 0
 
 
 PARSERS = [KernelLogParser]

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+from parsers.joblog_prefix import PDSH
+
 #: PCI address in a message: ``0000:3b:00.0`` (function optional).
 BDF = re.compile(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.([0-7]))?")
 
@@ -27,6 +29,18 @@ class Env:
     host: str | None
     fmt: str
     line_no: int
+
+
+def split_label(text: str) -> tuple[str | None, str]:
+    """(host, rest) of a line a parallel shell labelled with its host: ``pdsh -w nodes
+    dmesg`` (and clush) print each remote line as ``node0025: <line>`` (pdsh src/pdsh/dsh.c
+    ``out("%S: %s", a->host, buf)``, unless ``-N``); (None, text) for any other line. Only
+    host names ending in a digit (``PDSH``, as the prefix layer peels them)."""
+    if text[:1].islower():
+        m = PDSH.match(text)
+        if m is not None:
+            return text[:m.end() - 2], text[m.end():]
+    return None, text
 
 
 class Emit(Protocol):
