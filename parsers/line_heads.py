@@ -52,6 +52,17 @@ def heads(lines: pl.Series, width: int = 16) -> tuple[np.ndarray, np.ndarray]:
     return out, lens
 
 
+def first_bytes(lines: pl.Series) -> np.ndarray:
+    """Each line's first byte (0 for an empty line), from the prefix every Arrow string view
+    holds inline: no buffer is read (~20 us a chunk, where a regex call costs ~0.5 ms on a
+    small file, most of it compiling the pattern)."""
+    arr = lines.to_arrow(compat_level=pl.CompatLevel.newest())
+    n = len(arr)
+    views = np.frombuffer(arr.buffers()[1], np.uint8).reshape(-1, 16)[arr.offset: arr.offset + n]
+    lens = views[:, :4].copy().view("<i4")[:, 0]
+    return np.where(lens > 0, views[:, 4], 0).astype(np.uint8)
+
+
 def plain(m: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """Lines whose head ``m`` numpy can judge as the regex would: not beginning with white
     space, and ASCII in their first ``m.shape[1]`` bytes (or all of them)."""

@@ -68,3 +68,16 @@ def test_prefix_masks_equal_the_regexes() -> None:
     # the lines numpy leaves to the regex are there too (Unicode space and digits)
     m, lens = line_heads.heads(_series(["\u00a0May  1 ", "May  \u0661 ", "May  1 "]), 16)
     assert line_heads.plain(m, lens).tolist() == [False, False, True]
+
+
+def test_first_bytes() -> None:
+    """Each line's first byte from its view's inline prefix, for lines kept inline (up to 12
+    bytes) and out of line, empty lines, multi-byte characters, and a sliced Series."""
+    rng = np.random.default_rng(3)
+    pool = ["", "a", "node0025: [  1.5] x", "é" * 20, "\u00a0x", "[  12.000] " + "y" * 40,
+            "May  1 00:00:00 h k: z", "z" * 12, "\t"]
+    lines = lines_series(("\n".join(pool[i] for i in rng.integers(0, len(pool), 500))
+                          + "\n").encode())
+    for s in (lines, lines.slice(7, 300), pl.Series(pool)):
+        want = [t.encode()[0] if t else 0 for t in s.to_list()]
+        assert line_heads.first_bytes(s).tolist() == want
