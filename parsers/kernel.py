@@ -113,6 +113,8 @@ class KernelLogParser(LineParser):
             return NOISE
         label, text = split_label(text)
         if label is not None:
+            if not text.strip():  # an empty line of the node's (``node0025: ``)
+                return NOISE
             self._label = label
             try:
                 return self._line(text, line_no)

@@ -422,6 +422,7 @@ def _labelled(text: str) -> str:
 PDSH_DMESG = """\
 gpu001: [  100.500000] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.
 gpu002: [  200.000001] systemd[1]: Started Journal Service.
+gpu002: \n\
 slurmd-n1: [  200.000002] systemd[1]: Started Journal Service.
 gpu002: [  201.000000] pcieport 0000:00:01.0: AER: Uncorrected (Non-Fatal) error received: \
 0000:01:00.0
@@ -461,7 +462,8 @@ def test_pdsh_labelled_logs(monkeypatch: Any) -> None:
                                        (None, "unknown", "xid", "13", None)]
     assert {e["host"] for e in dm if e["kind"].startswith("pcie")} == {"gpu002"}
     # unparsed: slurmd-n1's healthy line, pdsh's own line; irrelevant: gpu002's systemd line
-    assert (dm_acct.unparsed, dm_acct.irrelevant) == (2, 1)
+    # and its empty line
+    assert (dm_acct.unparsed, dm_acct.irrelevant) == (2, 2)
     plain = run(_merged_syslog(), "all.txt")
     assert pick(sl, K) == pick(plain[0], K)  # the syslog host field, not the label
     assert (sl_acct.events, sl_acct.irrelevant, sl_acct.unparsed) == \
