@@ -24,7 +24,8 @@ Layers (each checked against the program that writes it):
 * ``pdsh`` / ``clush`` (and DeepSpeed's multi-node runner, which uses pdsh) ``node0025: ``:
   each line of the remote command's output behind the host's name and a colon (pdsh
   src/pdsh/dsh.c; pshbak(1): "each line is prefixed by a hostname followed by a colon"): the
-  line's host when it names none itself (``pdsh -w ... dmesg``).
+  host of a node's log line (dmesg, syslog, journal) that names none itself
+  (``pdsh -w ... dmesg``); not of job output (``rank3: ...`` is no host).
 * ``srun --label`` ``  3: ``; torchrun ``[default3]:`` / ``[rank3]:``; Ray
   ``(RayWorker pid=1234) `` / ``(pid=1234, ip=10.0.0.1) ``; slurmstepd ``[1234.0] ``.
 * Python logging ``LEVEL:logger:`` and glog ``E1206 18:44:12.715588  1234 file.cc:56] ``.
@@ -116,8 +117,8 @@ class Peeled:
         self.level: str | None = None
         self.fmt: str | None = None  #: the outermost wrapper recognised
         #: the host a parallel shell labelled the line with (``pdsh``): ``host`` if the line
-        #: names none itself (a syslog line's own host field is the node that logged it;
-        #: the label may be a log server's)
+        #: is a node's log line that names none itself (``_node_line``; a syslog line's own
+        #: host field is the node that logged it, the label may be a log server's)
         self.relay: str | None = None
         self.msg = msg
 
@@ -153,9 +154,20 @@ def peel(text: str, tz: tzinfo, years: YearInference, out: Peeled | None = None)
             break
         pos = new
     p.msg = text[pos:] if pos else text
-    if p.host is None and p.relay is not None:
+    if p.host is None and p.relay is not None and _node_line(p, text):
         p.host = p.relay
     return p
+
+
+def _node_line(p: Peeled, text: str) -> bool:
+    """The line behind a parallel-shell label is a node's own log line (a dmesg stamp, a
+    syslog / journal / kmsg envelope, a program tag): only then is the label taken for its
+    host. Job output behind a word like ``rank3: `` names no host."""
+    if p.uptime_s is not None or p.program is not None or p.fmt in ("dmesg", "kmsg", "talos"):
+        return True
+    assert p.relay is not None
+    at = len(p.relay) + 2
+    return bool(_DMESG_T.match(text, at) or _DMESG_REL.match(text, at))
 
 
 def _journal_json(text: str, p: Peeled) -> str | None:

@@ -40,8 +40,18 @@ def test_a_syslog_lines_own_host_wins_over_the_label() -> None:
     assert peel(line, UTC, YearInference(None, None)).host == "node0026"
 
 
+def test_label_of_a_dmesg_T_line() -> None:
+    line = ("node0007: [Mon May  6 10:00:00 2024] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU "
+            "has fallen off the bus.")
+    assert peel(line, UTC, YearInference(None, None)).host == "node0007"
+
+
 def test_no_label_no_host() -> None:
-    """Words that end in no digit are not host labels (``error: ``, a logger's name)."""
-    for line in ("error: [  100.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, x",
+    """Words that end in no digit are not host labels (``error: ``, a logger's name); job
+    output behind a word ending in a digit names no host either (``rank3: ``, DeepSpeed's
+    pdsh runner: its lines are no node's log)."""
+    for line in ("rank3: RuntimeError: NCCL communicator was aborted on rank 3.",
+                 "worker-0: [2024-05-01 12:00:00,123] [INFO] [engine.py:100:step] x",
+                 "error: [  100.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, x",
                  "torch.distributed.elastic.agent: [  100.5] NVRM: Xid (PCI:0000:3b:00): 79, x"):
         assert peel(line, UTC, YearInference(None, None)).host is None
