@@ -135,9 +135,10 @@ def test_a_killed_worker_ends_the_ingest_in_one_line(tmp_path: Path) -> None:
     try:
         victim = None
         deadline = time.monotonic() + 60
+        started: set[str] = set()  # every b task begun so far (a replayed part is removed)
         while victim is None and time.monotonic() < deadline and p.poll() is None:
             # a worker on its second b: the client is past a2 by then
-            started = [d for d in tmp_path.rglob("parts/0*") if d.name >= "000003"]
+            started |= {d.name for d in tmp_path.rglob("parts/0*") if d.name >= "000003"}
             workers = _workers(p.pid)
             if len(started) >= 3 and workers:
                 victim = workers[-1]
@@ -152,6 +153,9 @@ def test_a_killed_worker_ends_the_ingest_in_one_line(tmp_path: Path) -> None:
         for q in _tree(p.pid) if p.poll() is None else []:  # nothing left to slow others
             with contextlib.suppress(OSError):
                 os.kill(q, signal.SIGKILL)
+        for pipe in (p.stdout, p.stderr):  # (a failed assertion above left them open: their
+            if pipe is not None:           # ResourceWarning then failed a later test)
+                pipe.close()
     text = err.decode()
     assert "Traceback" not in text and "Exception in thread" not in text, text
     lines = [ln for ln in text.splitlines() if ln.strip()]
