@@ -101,3 +101,40 @@ def test_a_signal_caught_by_another_thread_still_stops_the_main_one() -> None:
     p = subprocess.run([sys.executable, "-c", OTHER_THREAD], capture_output=True, text=True,
                        timeout=30, check=False)
     assert p.returncode == 130, p.stderr
+
+
+#: the CLI's group with one more command, which waits for the signal and then fails as a
+#: library cut by it does: pybind11 raises ImportError('initialization failed') from the
+#: exception that cut a module's import (scipy's, in ``fit``); or an unrelated error raised
+#: while the stop unwinds, which holds no trace of the signal
+CUT_IMPORT = textwrap.dedent("""
+    import sys, time, click
+    from pipeline.cli.main import main
+    from pipeline.ingest import signals
+
+    @click.command()
+    def hang() -> None:
+        print("ready", flush=True)
+        try:
+            while True:
+                time.sleep(0.05)
+        except signals.Interrupted as e:
+            if {chained}:
+                raise ImportError("initialization failed") from e
+        raise OSError("[Errno 9] Bad file descriptor")
+
+    main.add_command(hang, "hang")
+    main(["hang"])
+""")
+
+
+@pytest.mark.parametrize("chained", [True, False])
+def test_an_error_caused_by_the_stop_is_the_stop(chained: bool) -> None:
+    p = subprocess.Popen([sys.executable, "-c", CUT_IMPORT.format(chained=chained)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "ready"
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted (SIGINT)" in err and "internal error" not in err, err
