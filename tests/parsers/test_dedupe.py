@@ -106,6 +106,12 @@ def test_keys_zero_every_ascii_digit_and_nothing_else() -> None:
     assert dedupe.keys(series.slice(5, 100)).to_list() == want[5:105]
 
 
+def test_zero_digit_bytes_is_translate_on_every_byte_value() -> None:
+    raw = bytes(range(256)) * 3 + "\u0663 caf\u00e9 09".encode()
+    got = dedupe.zero_digit_bytes(np.frombuffer(raw, np.uint8))
+    assert got.tobytes() == raw.translate(bytes.maketrans(b"123456789", b"000000000"))
+
+
 def test_worth_it_only_where_lines_repeat() -> None:
     rnd = random.Random(1)
     varied = pl.Series(["".join(rnd.choice("abcdefgh ") for _ in range(60))
