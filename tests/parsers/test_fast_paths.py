@@ -347,3 +347,25 @@ def test_k8s_ascii_lines_equal_the_regex() -> None:
     got = ascii_lines(lines, stripped)
     assert got.dtype == bool and (got == want).all()
     assert 0 < got.sum() < len(got)
+
+
+def test_tqdm_parts_read_by_shape_equal_the_patterns() -> None:
+    from parsers import dedupe
+    from parsers.joblog_preset import BAR, LOSS, _read_parts
+
+    assert all(dedupe.digit_blind(p) for p in (BAR, LOSS, r"^ *$"))
+    # tqdm/std.py format_meter bars (unicode and ascii="123456789#" fills), HF Trainer's
+    # str(logs) dicts, blank clears; and near misses: 16 digits, no bar, exponent loss
+    parts = ["  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]", "", "   ",
+             " 45%|####5     | 45/100 [00:01<00:01, 40.0it/s]",
+             "100%|1234567890| 7/7 [00:00<00:00]", "  3%|3/4 café | 12/400 [x]",
+             " 12%|██| 1234567890123456/2 [0", "{'loss': -0.25, 'epoch': 1.0}",
+             "{'loss': 1e-05, 'epoch': 0.1}", "{'loss': 12}", "50%| | 1/2 [é", "7%|| 0/0 ["]
+    df = pl.DataFrame({"i": range(len(parts)), "l": parts})
+    want = (df.with_columns(pl.col("l").str.contains(r"^ *$").alias("blank"),
+                            pl.col("l").str.extract_groups(BAR).alias("bar"),
+                            pl.col("l").str.extract(LOSS, 1).alias("loss"))
+            .unnest("bar").rename({"1": "n", "2": "total"}))
+    got = _read_parts(df)
+    assert got.select(want.columns).to_dicts() == want.to_dicts()
+    assert got.get_column("n").drop_nulls().len() >= 5
