@@ -349,23 +349,57 @@ def test_k8s_ascii_lines_equal_the_regex() -> None:
     assert 0 < got.sum() < len(got)
 
 
-def test_tqdm_parts_read_by_shape_equal_the_patterns() -> None:
+def _tqdm_by_patterns(lines: pl.Series) -> tuple[list[int], list[int], list[dict]]:
+    """What ``tqdm_lines`` gave before it read by shape: every line split into its ``\\r``
+    parts and the patterns, with captures, run on each part."""
+    from parsers import prefilter
+    from parsers.joblog_preset import BAR, LOSS, _others_prefilter
+
+    has = lines.str.contains("%|", literal=True) | lines.str.starts_with("{'loss': ")
+    idx = np.flatnonzero(has.fill_null(False).to_numpy())
+    sub = lines.gather(idx)
+    other = prefilter.masks(sub, {"m": _others_prefilter()})["m"]
+    idx, sub = idx[~other], sub.filter(pl.Series(~other))
+    parts = (pl.DataFrame({"i": idx, "l": sub}).with_columns(pl.col("l").str.split("\r"))
+             .explode("l").with_columns(pl.col("l").str.contains(r"^ *$").alias("blank"),
+                                        pl.col("l").str.extract_groups(BAR).alias("bar"),
+                                        pl.col("l").str.extract(LOSS, 1).alias("loss"))
+             .unnest("bar").rename({"1": "n", "2": "total"}))
+    ok = pl.col("blank") | pl.col("n").is_not_null() | pl.col("loss").is_not_null()
+    taken = (parts.group_by("i", maintain_order=True)
+             .agg(ok.all().alias("ok"), (~pl.col("blank")).any().alias("any"))
+             .filter(pl.col("ok") & pl.col("any")).get_column("i"))
+    rows = (parts.filter(pl.col("i").is_in(taken.implode()) & ~pl.col("blank"))
+            .select("i", pl.when(pl.col("n").is_null()).then(pl.col("l")).alias("message"),
+                    pl.when(pl.col("n").is_not_null()).then(pl.lit("progress_bar"))
+                    .otherwise(pl.lit("hf_log")).alias("kind"),
+                    pl.col("n").cast(pl.Int64).alias("iteration"),
+                    pl.coalesce(pl.col("total"), pl.col("loss")).cast(pl.Float64)
+                    .alias("value"),
+                    pl.when(pl.col("n").is_not_null()).then(pl.lit("tqdm"))
+                    .otherwise(pl.lit("hf_trainer")).alias("format")))
+    return taken.to_list(), rows.get_column("i").to_list(), rows.drop("i").to_dicts()
+
+
+@pytest.mark.parametrize("repeat", [1, 300])
+def test_tqdm_lines_read_by_shape_equal_the_patterns(repeat: int) -> None:
     from parsers import dedupe
-    from parsers.joblog_preset import BAR, LOSS, _read_parts
+    from parsers.joblog_preset import BAR, LOSS, tqdm_lines
 
     assert all(dedupe.digit_blind(p) for p in (BAR, LOSS, r"^ *$"))
-    # tqdm/std.py format_meter bars (unicode and ascii="123456789#" fills), HF Trainer's
-    # str(logs) dicts, blank clears; and near misses: 16 digits, no bar, exponent loss
-    parts = ["  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]", "", "   ",
-             " 45%|####5     | 45/100 [00:01<00:01, 40.0it/s]",
-             "100%|1234567890| 7/7 [00:00<00:00]", "  3%|3/4 café | 12/400 [x]",
-             " 12%|██| 1234567890123456/2 [0", "{'loss': -0.25, 'epoch': 1.0}",
-             "{'loss': 1e-05, 'epoch': 0.1}", "{'loss': 12}", "50%| | 1/2 [é", "7%|| 0/0 ["]
-    df = pl.DataFrame({"i": range(len(parts)), "l": parts})
-    want = (df.with_columns(pl.col("l").str.contains(r"^ *$").alias("blank"),
-                            pl.col("l").str.extract_groups(BAR).alias("bar"),
-                            pl.col("l").str.extract(LOSS, 1).alias("loss"))
-            .unnest("bar").rename({"1": "n", "2": "total"}))
-    got = _read_parts(df)
-    assert got.select(want.columns).to_dicts() == want.to_dicts()
-    assert got.get_column("n").drop_nulls().len() >= 5
+    # tqdm/std.py format_meter bars (unicode and ascii="123456789#" fills) redrawn with \r,
+    # HF Trainer's str(logs) dicts after tqdm.write's blank clear; and near misses: 16 digits,
+    # a part that is neither, an exponent loss, a line of blanks only, another recogniser's
+    # anchor
+    lines = ["\r  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]\r  5%|▌   | 101/2000 [01:24",
+             "\r   \r{'loss': -0.25, 'epoch': 1.0}", " 45%|####5     | 45/100 [00:01<00:01]",
+             "\r100%|1234567890| 7/7 [00:00<00:00]\r", "  3%|3/4 café | 12/400 [x]\r\r",
+             " 12%|██| 1234567890123456/2 [0", "{'loss': 1e-05, 'epoch': 0.1}", "{'loss': 12}",
+             "\r50%| | 1/2 [é\rnot a bar", "\r   \r   ", "7%|| 0/0 [", "plain text",
+             "\r 1%|| 1/9 [00:00] NCCL WARN Call to ibv_reg_mr failed"] * repeat
+    series = pl.Series(lines)
+    got = tqdm_lines(series)
+    taken, row_line, rows = _tqdm_by_patterns(series)
+    assert got is not None and len(taken) == 6 * repeat
+    assert got.lines.tolist() == taken and got.row_line.tolist() == row_line
+    assert got.frame.to_dicts() == rows
