@@ -113,7 +113,7 @@ def _shape_rows(shape: bytes) -> list[tuple[int, ...]] | None:
     ``\\r`` part blank, a bar (``BAR``) or a loss dict (``LOSS``), and one not blank. A row
     is (kind: 1 bar 2 loss, part offset, part length, ``n`` offset, length, value offset,
     length), offsets in bytes of the line."""
-    rows = []
+    rows: list[tuple[int, ...]] = []
     at = 0
     for part in shape.split(b"\r"):
         if (m := _BAR_RX.match(part)) is not None:
