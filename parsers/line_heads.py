@@ -33,16 +33,21 @@ def heads(lines: pl.Series, width: int = 16) -> tuple[np.ndarray, np.ndarray]:
     inline = lens <= 12
     k = min(width, 12)
     out[inline, :k] = views.view(np.uint8)[inline, 4: 4 + k]
-    for b in np.unique(views[~inline, 2]):
+    words = out.view("<u8")  # (n, width // 8)
+    buf = views[~inline, 2]
+    # a chunk's lines are views into one buffer: np.unique's sort (~1.8 ms) only if not
+    for b in buf[:1] if buf.size and (buf == buf[0]).all() else np.unique(buf):
         rows = np.flatnonzero(~inline & (views[:, 2] == b))
         data = np.frombuffer(bufs[2 + int(b)], np.uint8)
         starts = views[rows, 3].astype(np.int64)
-        # each line's first bytes as a row of a sliding window over the buffer (no copy
-        # until the rows are taken); a line too near the buffer's end is taken alone
+        # each line's first bytes as unaligned little-endian uint64 words read at its start
+        # (a strided view of the buffer, no copy: 2 ms where rows of 16 bytes took 3.3); a
+        # line too near the buffer's end is taken alone
         near = starts > data.size - width
         if data.size >= width:
-            win = np.lib.stride_tricks.sliding_window_view(data, width)
-            out[rows[~near]] = win[starts[~near]]
+            at = np.ndarray((data.size - 7,), "<u8", data, strides=(1,))
+            for j in range(width // 8):
+                words[rows[~near], j] = at[starts[~near] + 8 * j]
         for r, st in zip(rows[near].tolist(), starts[near].tolist(), strict=True):
             tail = data[st: st + width]
             out[r, : tail.size] = tail
