@@ -136,9 +136,9 @@ def _rows_by_shape(idx: np.ndarray, sub: pl.Series, codes: np.ndarray,
     so whether a line is taken, and where its parts and their groups are, depends only on
     its digit-zeroed shape: they run once per distinct shape (~170 in 8 MiB, 9,500 lines of
     128,000 parts), in Python's ``re`` (the per-line path's engine), and the fields are cut
-    from each line at its shape's offsets (in bytes). 8 MiB: 49 -> 22 ms for the whole of
-    ``tqdm_lines``, where splitting every line into its parts and running the patterns with
-    captures on each took 53 ms for that step alone."""
+    from each line at its shape's offsets (in bytes), where every line was split into its
+    parts and the patterns with captures run on each: ``tqdm_lines`` of 8 MiB, alternated in
+    one process, median 71.6 -> 38.9 ms."""
     table: list[tuple[int, ...]] = []
     first = np.zeros(len(shapes), np.int64)
     count = np.zeros(len(shapes), np.int64)
