@@ -108,6 +108,7 @@ def _commit_kills(demo_analysis: Path, tmp_path: Path, cmd: str, logs: Path
     return tried
 
 
+@pytest.mark.slow  # the quick loop's budget (5 min on 2 cores); test_many_random_kills: 80
 def test_random_kills_of_ingest_and_analyze(demo_analysis: Path, big_log: Path,
                                             tmp_path: Path) -> None:
     tried = _random_kills(demo_analysis, tmp_path, "ingest", big_log, 4, seed=1)
@@ -116,6 +117,7 @@ def test_random_kills_of_ingest_and_analyze(demo_analysis: Path, big_log: Path,
     assert len(tried) == 8
 
 
+@pytest.mark.slow  # ~8 s: the quick loop's budget (5 min on 2 cores)
 def test_kills_at_every_rename_of_an_ingest_commit(demo_analysis: Path,
                                                    tmp_path: Path) -> None:
     tried = _commit_kills(demo_analysis, tmp_path, "ingest", DEMO / "slurm")
