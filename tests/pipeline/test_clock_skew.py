@@ -83,6 +83,7 @@ def test_no_skew_in_the_demo(demo_db: Path, tmp_path: Path) -> None:
     assert not [w for w in doc["warnings"] if w["code"] == "clock_skew"]
 
 
+@pytest.mark.slow  # ~4.5 s each: the quick loop's 5-minute budget (.ci/run runs it)
 @pytest.mark.parametrize("shift", [300.0, -300.0])
 def test_five_minutes_on_any_node_changes_no_cause(demo_db: Path, tmp_path: Path,
                                                    shift: float) -> None:

@@ -239,6 +239,7 @@ def test_a_truncated_gz_on_stdin_keeps_what_was_read(tmp_path: Path) -> None:
     assert "note: -: quarantined after" in r.stderr and "(the rest is lost)" in r.stderr
 
 
+@pytest.mark.slow  # ~4-9 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_a_file_without_newlines_is_read_in_bounded_pieces(tmp_path: Path) -> None:
     p = tmp_path / "blob.log"
     size = reader.MAX_LINE_BYTES * 2 + 12345
@@ -287,6 +288,7 @@ def _stdin_runs(tmp_path: Path, sacct: bytes) -> None:
     assert r.returncode == 2 and "named twice" in r.stderr  # the command line: a usage error
 
 
+@pytest.mark.slow  # ~4-9 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_our_own_outputs_inside_an_input_folder_are_not_read(tmp_path: Path) -> None:
     """Issue 16: re-running analyze on a folder that holds its own outputs."""
     import shutil

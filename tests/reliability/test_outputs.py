@@ -140,6 +140,7 @@ def test_the_manifest_describes_the_output(demo_analysis: Path) -> None:
         assert i["sha256"] == outputs.file_sha256(p)
 
 
+@pytest.mark.slow  # ~4-9 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_fit_and_report_add_to_the_manifest(prev: Path) -> None:
     r = cli("report", prev, "--no-pdf")
     assert r.returncode == 0, r.stderr
