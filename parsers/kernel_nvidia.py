@@ -71,7 +71,6 @@ class NvidiaLines:
         self.gsp_open = False  #: inside a GSP timeout / Xid 119-120 report
         self.gsp_last: str | None = None  #: code of the last gsp_error row of this block
         self.lost_pending: str | None = None  #: device of "The NVIDIA GPU X" (3-line block)
-        self.xid79: tuple[str, int] | None = None  #: (device, line_no) of the last Xid 79
         self.last_rminit = False  #: last row was an RmInitAdapter failure
         self.sxid_last: tuple[str, str] | None = None
 
@@ -148,8 +147,6 @@ class NvidiaLines:
             pid = float(p.group(1))
         self.last_rminit = False
         emit("xid", body, code=code, device=device, value=pid)
-        if code == "79":
-            self.xid79 = (device, line_no)
         if code in ("119", "120"):
             self.gsp_open, self.gsp_last = True, "xid" + code
         return EVENT
