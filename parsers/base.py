@@ -241,6 +241,15 @@ class LineParser(Parser):
     #: what ``prepare`` returned for the chunk ``parse_chunk`` is planning (None: nothing)
     premasks: Any = None
 
+    #: ``prepare`` is line by line: its result for several files' lines together can be cut
+    #: into each file's (``split_prepared``; ``parsers.batch`` prepares small files so)
+    PREPARE_SPLITS: ClassVar[bool] = False
+
+    def split_prepared(self, prepared: Any, sizes: list[int]) -> list[Any]:
+        """``prepare``'s result for the lines of several files together, as each file's (of
+        ``sizes`` lines each, in order): what ``prepare`` of its lines alone returns."""
+        raise NotImplementedError
+
     def prepare(self, lines: pl.Series) -> Any:
         """Work on a chunk that depends on nothing but the chunk and ``self.ctx`` (vectorised
         extraction): the driver runs it on the reader thread, a chunk ahead of ``parse_chunk``,

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from parsers import progress_batch, registry, remote
 from parsers.base import Accounting, DocumentParser, FileContext, LineParser, Parser
+from parsers.batch import Opened, Ready
 from parsers.filecheck import looks_binary, read_head_or_note, unparsed_lines, with_notes
 from parsers.reader import (
     CHUNK_BYTES,
@@ -211,17 +212,12 @@ def _small(path: Path | InputFile, chunk_bytes: int) -> bool:
         return False
 
 
-def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzinfo = UTC,
-               year: int | None = None, source: str | type[Parser] | None = None,
-               on_progress: BatchFn | None = None, stats: ReadStats | None = None
-               ) -> FileResult:
-    """Parse one file with the named parser (or the sniffed one), streaming rows out.
-
-    Event rows go to ``on_events`` as EVENTS batches; bulk progress rows come as compact
-    PROGRESS batches (progress_batch.py) to ``on_progress`` if given, else expanded to EVENTS
-    and passed to ``on_events``. ``stats`` bounds the read and receives what it found; a file
-    that cannot be read or decompressed is returned with a note, never raised."""
-    stats = stats if stats is not None else ReadStats()
+def open_parser(f: InputFile, stats: ReadStats, *, tz: tzinfo = UTC, year: int | None = None,
+                source: str | type[Parser] | None = None
+                ) -> FileResult | tuple[Parser, str | None]:
+    """The parser for ``f`` (named by ``source``, else sniffed from its head) and the note to
+    give the file (read as text: no known layout), or the result of a file that is not
+    parsed at all (unreadable, corrupt, binary)."""
     head = read_head_or_note(f, stats)
     if isinstance(head, str):
         return FileResult(f.display, "unknown", "line", Accounting(), 0, head, stats)
@@ -238,8 +234,38 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         cls = registry.get(source)
     else:
         cls = source
-    ctx = _ctx(f, tz, year)
-    parser = cls(ctx)
+    return cls(_ctx(f, tz, year)), note
+
+
+def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzinfo = UTC,
+               year: int | None = None, source: str | type[Parser] | None = None,
+               on_progress: BatchFn | None = None, stats: ReadStats | None = None,
+               ready: Ready | Opened | None = None) -> FileResult:
+    """Parse one file with the named parser (or the sniffed one), streaming rows out.
+
+    Event rows go to ``on_events`` as EVENTS batches; bulk progress rows come as compact
+    PROGRESS batches (progress_batch.py) to ``on_progress`` if given, else expanded to EVENTS
+    and passed to ``on_events``. ``stats`` bounds the read and receives what it found; a file
+    that cannot be read or decompressed is returned with a note, never raised. ``ready``: the
+    file already read and prepared, or only sniffed (``parsers.batch``, with these
+    ``stats``)."""
+    stats = stats if stats is not None else ReadStats()
+    if isinstance(ready, Ready):
+        p = ready.parser
+        p.parse_chunk(ready.lines, 1, ready.prepared)
+        _drain(p, on_events, on_records, on_progress)
+        _release_free_memory()
+        p.finish()
+        _drain(p, on_events, on_records, on_progress)
+        return FileResult(f.display, p.name, "line", p.acct, max(ready.nbytes, stats.bytes),
+                          with_notes(ready.note, stats), stats)
+    got = open_parser(f, stats, tz=tz, year=year, source=source) if ready is None \
+        else ready.got
+    if isinstance(got, FileResult):
+        return got
+    assert isinstance(got, tuple)
+    parser, note = got
+    cls = type(parser)
     if isinstance(parser, DocumentParser):
         try:
             with open_binary(f) as fh:

@@ -185,6 +185,21 @@ class KernelLogParser(LineParser):
                                    pins={"short_fmt": self._short_fmts(
                                        kernel_plan.fmt_hints(m, months > 0))})
 
+    PREPARE_SPLITS: ClassVar[bool] = True  #: the masks are line by line
+
+    def split_prepared(self, prepared: Any, sizes: list[int]) -> list[Any]:
+        out: list[Any] = []
+        at = 0
+        for n in sizes:
+            if prepared is None or n < base.SMALL_CHUNK:
+                out.append(None)  # what ``prepare`` gives a file of so few lines
+            else:
+                m, lines = prepared
+                out.append(({k: v[at: at + n].copy() for k, v in m.items()},
+                            lines.slice(at, n)))
+            at += n
+        return out
+
     def prepare(self, lines: pl.Series) -> tuple[dict[str, np.ndarray], pl.Series] | None:
         """The plan's regex passes (they depend on the chunk alone) on the driver's helper
         thread, a chunk ahead: ``vector_plan`` then only combines them with the file's state.

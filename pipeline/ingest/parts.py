@@ -24,6 +24,7 @@ has replayed it.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from collections.abc import Iterator
@@ -173,7 +174,8 @@ def read_part(index: int, files: list[InputFile], stats: list[ReadStats], parts:
     claims the tasks it reads itself (``parallel._local``), so a task it took back comes
     back empty, unread (nothing waits for it). A Dask task is never taken back, and a
     retried one reads again into a fresh folder."""
-    from parsers.driver import parse_file
+    from parsers.batch import Lookahead
+    from parsers.driver import open_parser, parse_file
 
     folder = parts / f"{index:06d}"
     if exclusive:
@@ -186,11 +188,14 @@ def read_part(index: int, files: list[InputFile], stats: list[ReadStats], parts:
     _activate(opts)
     w = _PartWriter(folder)
     results = []
+    ahead = Lookahead(files, stats, functools.partial(open_parser, tz=opts.tz, year=opts.year,
+                                                      source=opts.source))
     try:
         for pos, (f, st) in enumerate(zip(files, stats, strict=True)):
             w.pos = pos
             results.append(parse_file(f, w.events, w.records, tz=opts.tz, year=opts.year,
-                                      source=opts.source, on_progress=w.progress, stats=st))
+                                      source=opts.source, on_progress=w.progress, stats=st,
+                                      ready=ahead.take(pos)))
     finally:
         w.close()
     return PartResult(index, results, w.seq)

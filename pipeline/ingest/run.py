@@ -18,6 +18,7 @@ events.parquet is then written again with those stamps, rows in the same order.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
@@ -32,7 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from parsers.base import Accounting
-from parsers.driver import FileResult, parse_file
+from parsers.batch import Lookahead, Opened, Ready
+from parsers.driver import FileResult, open_parser, parse_file
 from parsers.reader import InputFile, ReadStats
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
 from pipeline.ingest import outputs, parallel, parts, procs, unknown
@@ -138,8 +140,8 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
     if jobs is None:
         jobs = procs.auto_jobs(remote)
     if scheduler is None and (jobs <= 1 or len(remote) <= 1):
-        for f in files:
-            yield f, _read_one(f, prints[f.display], ev, rec, tz=tz, year=year, source=source)
+        yield from zip(files, _read_in_turn(files, prints, ev, rec, tz=tz, year=year,
+                                            source=source), strict=True)
         return
     folder = out / "parts"
     opts = parts.options(tz, year, source)
@@ -157,8 +159,8 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
                 if res is None:  # the next task's files
                     part = next(done)
                     if isinstance(part, parallel.Inline):  # read here, as with --jobs 1
-                        replayed = (_read_one(g, prints[g.display], ev, rec, tz=tz, year=year,
-                                              source=source) for g in tasks[part.index])
+                        replayed = _read_in_turn(tasks[part.index], prints, ev, rec, tz=tz,
+                                                 year=year, source=source)
                     else:
                         replayed = parts.replay(part, folder, ev, rec, ev.progress)
                     res = next(replayed)
@@ -170,12 +172,31 @@ def _read_all(files: list[InputFile], prints: dict[str, Fingerprint], out: Path,
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _read_in_turn(files: list[InputFile], prints: dict[str, Fingerprint], ev: EventSink,
+                  rec: ParquetSink, *, tz: tzinfo, year: int | None, source: str | None
+                  ) -> Iterator[FileResult]:
+    """``_read_one`` of each file in turn, runs of small ones prepared together
+    (``parsers.batch``)."""
+    stats = [_stats(prints[f.display]) for f in files]
+    ahead = Lookahead(files, stats, functools.partial(open_parser, tz=tz, year=year,
+                                                      source=source),
+                      lambda i: _readable(prints[files[i].display]))
+    for i, f in enumerate(files):
+        yield _read_one(f, prints[f.display], ev, rec, tz=tz, year=year, source=source,
+                        stats=stats[i], ready=ahead.take(i))
+
+
+def _readable(fp: Fingerprint) -> bool:
+    return not (fp.quarantined or fp.duplicate_of)
+
+
 def _stats(fp: Fingerprint) -> ReadStats:
     return ReadStats(limit=fp.size if fp.compressed is None else None, hash=fp.sha256 is None)
 
 
 def _read_one(f: InputFile, fp: Fingerprint, ev: EventSink, rec: ParquetSink, *, tz: tzinfo,
-              year: int | None, source: str | None) -> FileResult:
+              year: int | None, source: str | None, stats: ReadStats | None = None,
+              ready: Ready | Opened | None = None) -> FileResult:
     """Parse one input, unless it is quarantined (corrupt) or a duplicate: those are counted
     with a note and nothing read."""
     if fp.quarantined:
@@ -185,7 +206,7 @@ def _read_one(f: InputFile, fp: Fingerprint, ev: EventSink, rec: ParquetSink, *,
         return FileResult(f.display, "duplicate", "line", Accounting(), 0,
                           f"duplicate of {fp.duplicate_of} (same content); not read again")
     return parse_file(f, ev, rec, tz=tz, year=year, source=source, on_progress=ev.progress,
-                      stats=_stats(fp))
+                      stats=stats if stats is not None else _stats(fp), ready=ready)
 
 
 def _note_input(result: IngestResult, f: InputFile, fp: Fingerprint, res: FileResult) -> None:
