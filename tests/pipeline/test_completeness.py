@@ -157,6 +157,7 @@ def test_job_output_pattern_links_what_evidence_cannot(tmp_path: Path) -> None:
     _close_to_truth(run)
 
 
+@pytest.mark.slow  # ~3-6 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_strict_exits_non_zero(tmp_path: Path) -> None:
     logs = _copy(tmp_path)
     sacct = logs / "slurm" / "sacct.txt"

@@ -51,7 +51,7 @@ def test_demo_matches_truth(tmp_path: Path, seed: int) -> None:
         assert abs(ia["cost_s"] - it["cost_s"]) <= 1e-3 * t_obs
 
 
-@pytest.mark.parametrize("seed", [7, 11])
+@pytest.mark.parametrize("seed", [7, pytest.param(11, marks=pytest.mark.slow)])  # budget
 def test_kubernetes_flavour_matches_truth(tmp_path: Path, seed: int) -> None:
     """Kubernetes keeps two container runs per pod, so attempts come from the pod log (lower
     fidelity: they run from their first to their last line). What the logs do show must match:

@@ -110,6 +110,7 @@ def test_jobs_give_the_same_output(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert not (tmp_path / "two" / "parts").exists()  # the parts are gone once replayed
 
 
+@pytest.mark.slow  # ~3-6 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_cli_jobs_same_analysis(tmp_path: Path) -> None:
     """Through the CLI (the output folder, the manifest): --jobs 2 and --jobs 1 agree."""
     runner = CliRunner()

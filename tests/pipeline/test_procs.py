@@ -115,6 +115,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow  # ~3-6 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_a_killed_worker_ends_the_ingest_in_one_line(tmp_path: Path) -> None:
     """SIGKILL a worker in the middle of a task (the out-of-memory killer's way): exit 1 with
     one ``Error:`` line naming the files (or 0 and a whole output, should the client have

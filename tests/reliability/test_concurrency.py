@@ -14,11 +14,13 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from pipeline.ingest import outputs
 from tests.reliability.conftest import DEMO, cli, job_log_lines, manifest, start
 
 
+@pytest.mark.slow  # ~3-6 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_two_writers_and_a_reader(prev: Path, tmp_path: Path) -> None:
     """The first writer reads a FIFO held open until the second has been refused (a file
     would be read before the second process started: ingest of 120 MB takes ~0.5 s)."""

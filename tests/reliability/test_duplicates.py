@@ -10,10 +10,12 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.reliability.conftest import DEMO, cli, manifest
 
 
+@pytest.mark.slow  # ~3-6 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_copies_are_read_once_and_named(tmp_path: Path) -> None:
     # (not directly under tmp_path: a folder named like test_x_0 would be taken for a host)
     logs = tmp_path / "copies" / "logs"

@@ -263,6 +263,7 @@ def test_a_file_without_newlines_is_read_in_bounded_pieces(tmp_path: Path) -> No
     assert "1 line(s) longer than 16 MiB cut there" in str(row["note"])
 
 
+@pytest.mark.slow  # ~3-6 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_stdin_everywhere_and_nothing_left_behind(tmp_path: Path) -> None:
     sacct = (DEMO / "slurm" / "sacct.txt").read_bytes()
     tmp = tmp_path / "tmpdir"  # TMPDIR of the runs: must stay empty

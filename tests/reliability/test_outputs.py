@@ -35,7 +35,8 @@ def _intact(out: Path, before: dict[str, object]) -> None:
     assert not (out / outputs.STAGING).exists() and not (out / outputs.COMMIT).exists()
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), pytest.param(
+    signal.SIGTERM, 143, marks=pytest.mark.slow)])  # ~6 s each: the quick loop's budget
 def test_a_signal_mid_run_keeps_the_previous_output(prev: Path, big_log: Path, sig: int,
                                                     code: int) -> None:
     before = manifest(prev)
@@ -85,6 +86,7 @@ def test_a_second_writer_is_refused_with_the_pid(prev: Path, tmp_path: Path) -> 
     outputs.verify(prev)
 
 
+@pytest.mark.slow  # ~3-6 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_report_fit_and_plan_refuse_what_a_manifest_does_not_vouch_for(prev: Path) -> None:
     analysis = prev / "analysis.json"
     doc = json.loads(analysis.read_text())
@@ -152,6 +154,7 @@ def test_fit_and_report_add_to_the_manifest(prev: Path) -> None:
     outputs.verify(prev)
 
 
+@pytest.mark.slow  # ~3-6 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_disk_full_is_one_line_and_keeps_the_previous_output(prev: Path) -> None:
     """A real full disk: a 3 MiB tmpfs (root can mount one; CI runs as root)."""
     mnt = prev.parent / "small"

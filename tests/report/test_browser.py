@@ -92,6 +92,7 @@ def _console(stderr: str, page: Path) -> list[str]:
 
 
 @needs_browser
+@pytest.mark.slow  # ~3-6 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_page_loads_without_errors(demo_dir: Path, analysis: dict[str, Any],
                                    rates_doc: dict[str, Any], tmp_path: Path) -> None:
     page = tmp_path / "report.html"
@@ -131,7 +132,8 @@ def _pdf_text(pdf: Path) -> tuple[int, str]:
 
 @pytest.mark.skipif(shutil.which("pdftotext") is None or shutil.which("pdfinfo") is None,
                     reason="pdftotext/pdfinfo not found (apt-get install poppler-utils)")
-@pytest.mark.parametrize("engine", ["chromium", "weasyprint"])
+@pytest.mark.parametrize("engine", ["chromium", pytest.param(
+    "weasyprint", marks=pytest.mark.slow)])  # ~6 s: the quick loop's 5-minute budget
 def test_pdf_has_pages_and_headline_numbers(engine: str, demo_dir: Path,
                                             analysis: dict[str, Any], tmp_path: Path) -> None:
     if engine == "chromium" and BROWSER is None:
