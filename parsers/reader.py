@@ -186,11 +186,12 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
             opened = os.fstat(fh.fileno()).st_size
             left = opened if st.limit is None else min(st.limit, opened)
             st.limit = left
+        fill = _Filler(fh)
         while left is None or left > 0:
             want = chunk_bytes if left is None else min(chunk_bytes, left)
             buf = _buffer(pool, len(rest) + want)
             buf[: len(rest)] = rest
-            got = fh.readinto(memoryview(buf)[len(rest):])
+            got = fill.read(memoryview(buf)[len(rest):])
             if not got:
                 pool.append(buf)
                 break
@@ -236,6 +237,39 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
         yield s, line_no, len(rest)
     if hasher is not None:
         st.sha256 = hasher.hexdigest()
+
+
+class _Filler:
+    """``readinto`` until the buffer is full or the input ends. A URL's stream may return
+    fewer bytes than asked (as they arrive), and a chunk's bounds must not depend on that:
+    they decide the order of a chunk's rows (per-line rows before vectorised ones), so the
+    same file read from its path and from ``http://`` gave the same rows in another order.
+    A read that fails after some bytes returns those; its error is raised by the next one
+    (the lines before a damaged spot are kept, and a stream that would say nothing more
+    after its error cannot end the input early)."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.failed: BaseException | None = None
+
+    def read(self, view: memoryview) -> int:
+        if self.failed is not None:
+            raise self.failed
+        n = 0
+        while n < len(view):
+            try:
+                got = self.fh.readinto(view[n:])
+            except Exception as e:
+                if not n:
+                    raise
+                # kept without its traceback: that holds this frame, and so ``view``, whose
+                # export would keep the chunk's buffer from being cut (``BufferError``)
+                self.failed = e.with_traceback(None)
+                break
+            if not got:
+                break
+            n += got
+        return n
 
 
 _POOL = 6  #: buffers kept for reuse (prefetch depth + the chunk being parsed + slack)

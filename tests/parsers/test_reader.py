@@ -6,10 +6,14 @@ from __future__ import annotations
 import gzip
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from parsers import reader
 from parsers.reader import iter_line_chunks, lines_series
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _text(n: int, seed: int = 0) -> str:
@@ -103,3 +107,59 @@ def test_prefetch_closes_at_once_after_the_reading_ended() -> None:
     t0 = time.monotonic()
     g.close()
     assert time.monotonic() - t0 < 1.0
+
+
+class _Trickle:
+    """A binary file whose ``readinto`` returns at most ``step`` bytes (as a URL's stream
+    returns what has arrived), optionally failing once ``fail_at`` bytes were read."""
+
+    def __init__(self, fh: Any, step: int, fail_at: int | None = None) -> None:
+        self.fh, self.step, self.fail_at, self.pos = fh, step, fail_at, 0
+
+    def readinto(self, b: memoryview) -> int:
+        if self.fail_at is not None and self.pos >= self.fail_at:
+            raise OSError("connection reset")
+        n: int = self.fh.readinto(b[: self.step])
+        self.pos += n
+        return n
+
+    def fileno(self) -> int:
+        return int(self.fh.fileno())
+
+    def __enter__(self) -> _Trickle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.fh.close()
+
+
+def _chunks(path: Path, **kw: Any) -> list[tuple[list[str], int, int]]:
+    return [(s.to_list(), first, n) for s, first, n in reader.iter_line_chunks(path, **kw)]
+
+
+def test_short_reads_give_the_same_chunks(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunks' bounds do not depend on how the bytes arrive (they decide the order of a
+    chunk's rows: the demo's job log read over http:// once gave its rows in another order)."""
+    log = ROOT / "sample_logs" / "demo" / "jobs" / "slurm-1002.out"
+    whole = _chunks(log, chunk_bytes=4096)
+    assert len(whole) > 3
+    real = reader.open_binary
+    monkeypatch.setattr(reader, "open_binary", lambda f: _Trickle(real(f), 777))
+    assert _chunks(log, chunk_bytes=4096) == whole
+
+
+def test_a_read_failing_part_way_keeps_the_lines_before(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "x.log"
+    log.write_text("".join(f"line {i}\n" for i in range(2000)))
+    real = reader.open_binary
+    monkeypatch.setattr(reader, "open_binary", lambda f: _Trickle(real(f), 1000, 5000))
+    got: list[str] = []
+    with pytest.raises(OSError, match="connection reset"):
+        for s, _first, _n in reader.iter_line_chunks(log, chunk_bytes=4096):
+            got += s.to_list()
+    # the first chunk (4,096 bytes asked, all arrived in five reads) and the lines of the one
+    # read of 1,000 bytes of the second before the reset, up to its last newline
+    data = log.read_bytes()[:5096]
+    assert got == data[: data.rfind(b"\n")].decode().split("\n")
