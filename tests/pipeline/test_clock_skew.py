@@ -94,6 +94,7 @@ def test_five_minutes_on_any_node_changes_no_cause(demo_db: Path, tmp_path: Path
                                            if base[k] != got.get(k)})
 
 
+@pytest.mark.slow  # ~2-4 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_skew_is_measured_and_reported(demo_db: Path, tmp_path: Path) -> None:
     """node005's two GPU-memory Xids end attempts 45 s and 41 s before the scheduler ends
     them; 5 min ahead, they are stamped 4-5 min after those ends, when node005 ran nothing:

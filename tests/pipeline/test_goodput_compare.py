@@ -89,7 +89,8 @@ def _restarts_bound(r: Any) -> float:
 
 @pytest.mark.parametrize("ckpt_events", [True, False])
 @pytest.mark.parametrize(("variant", "seed"),
-                         [("demo", 7), ("demo", 11), ("no-slow", 13), ("demo", 5)])
+                         [("demo", 7), pytest.param("demo", 11, marks=pytest.mark.slow),
+                          ("no-slow", 13), pytest.param("demo", 5, marks=pytest.mark.slow)])
 def test_productive_time_maps_to_our_components(tmp_path_factory: pytest.TempPathFactory,
                                                 variant: str, seed: int,
                                                 ckpt_events: bool) -> None:

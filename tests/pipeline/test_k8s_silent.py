@@ -102,6 +102,7 @@ def test_one_silent_incarnation_from_its_started_event(k8s: tuple[Path, dict[str
     assert r["t_obs_s"] == pytest.approx(b["t_obs_s"])
 
 
+@pytest.mark.slow  # ~2-4 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_a_crash_loop_folded_into_one_event(k8s: tuple[Path, dict[str, Any]],
                                             tmp_path: Path) -> None:
     """Three start-ups that printed nothing, one Event with count 3: three attempts, the
@@ -124,6 +125,7 @@ def test_a_crash_loop_folded_into_one_event(k8s: tuple[Path, dict[str, Any]],
     assert len(got["runs"][0]["interruptions"]) == len(base["runs"][0]["interruptions"]) + 3
 
 
+@pytest.mark.slow  # ~2-4 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_restart_count_beyond_what_is_seen_is_warned(k8s: tuple[Path, dict[str, Any]],
                                                      tmp_path: Path) -> None:
     logs, base = k8s

@@ -164,6 +164,7 @@ def test_a_growing_file_is_read_up_to_its_size_at_opening(tmp_path: Path) -> Non
     assert f"note: {log}: grew while read" in r.stdout
 
 
+@pytest.mark.slow  # ~2-4 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_one_nul_byte_does_not_make_a_kernel_log_binary(tmp_path: Path) -> None:
     text = _kern_log(400)
     cut = text.index(b"\n", 1000) + 1
@@ -310,6 +311,7 @@ def test_our_own_outputs_inside_an_input_folder_are_not_read(tmp_path: Path) -> 
     assert (logs / "jobs").is_dir() and (logs / "truth.json").exists()  # the logs stay
 
 
+@pytest.mark.slow  # ~2-4 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_explain_streams_every_row_in_order(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The rows are those of the whole-table classification (ingest's classified_events),

@@ -107,6 +107,7 @@ def test_page_loads_without_errors(demo_dir: Path, analysis: dict[str, Any],
 
 
 @needs_browser
+@pytest.mark.slow  # ~2-4 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_script_in_a_log_line_shows_as_text(demo_dir: Path, analysis: dict[str, Any],
                                             tmp_path: Path) -> None:
     bad, db = _poisoned(demo_dir, analysis, tmp_path)
@@ -132,8 +133,8 @@ def _pdf_text(pdf: Path) -> tuple[int, str]:
 
 @pytest.mark.skipif(shutil.which("pdftotext") is None or shutil.which("pdfinfo") is None,
                     reason="pdftotext/pdfinfo not found (apt-get install poppler-utils)")
-@pytest.mark.parametrize("engine", ["chromium", pytest.param(
-    "weasyprint", marks=pytest.mark.slow)])  # ~6 s: the quick loop's 5-minute budget
+@pytest.mark.parametrize("engine", ["chromium", "weasyprint"])
+@pytest.mark.slow  # ~2-4 s: the quick loop's 5-minute budget (.ci/run runs it)
 def test_pdf_has_pages_and_headline_numbers(engine: str, demo_dir: Path,
                                             analysis: dict[str, Any], tmp_path: Path) -> None:
     if engine == "chromium" and BROWSER is None:

@@ -67,7 +67,8 @@ def _accounting(db: Path) -> dict[str, tuple[int, int, int, int]]:
     return {s: (int(r), int(e), int(i), int(u)) for s, r, e, i, u in rows}
 
 
-@pytest.mark.parametrize(("flavour", "seed"), [("slurm", 7), ("k8s", 11)])
+@pytest.mark.parametrize(("flavour", "seed"), [  # k8s in the slow suite: the quick budget
+    ("slurm", 7), pytest.param("k8s", 11, marks=pytest.mark.slow)])
 def test_noise_carries_no_signal(tmp_path: Path, flavour: str, seed: int) -> None:
     truth0, db0 = _run(tmp_path, flavour, "none", seed)
     truth1, db1 = _run(tmp_path, flavour, "realistic", seed)
