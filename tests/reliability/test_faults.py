@@ -8,7 +8,9 @@ The quick run tries 8 random points and every commit rename of an ingest; the sl
 
 from __future__ import annotations
 
+import importlib.util
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -49,13 +51,28 @@ def _check(out: Path, old: dict[str, object], new: dict[str, object]) -> str:
     return state
 
 
+_CLI_INIT = Path(str(importlib.util.find_spec("pipeline.cli").origin)).resolve()  # type: ignore[union-attr]
+# the line of pipeline/cli/__init__.py that installs the early SIGINT handler
+_HANDLER_LINE = next(n for n, line in enumerate(_CLI_INIT.read_text().splitlines(), 1)
+                     if "signal.signal(" in line)
+
+
+def _before_handler(frame: str) -> bool:
+    """A frame of pipeline/cli/__init__.py above the line installing its handler (its own
+    ``import signal`` runs there, before anything of tormortem can catch a Ctrl-C)."""
+    m = re.match(r'File "(.+)", line (\d+)', frame)
+    return bool(m) and Path(m[1]).resolve() == _CLI_INIT and int(m[2]) < _HANDLER_LINE
+
+
 def _in_launcher(err: bytes) -> bool:
-    """A KeyboardInterrupt whose every frame is the launcher's ``-c`` line or the import
-    machinery: nothing of tormortem had run."""
+    """A KeyboardInterrupt whose every frame is the launcher's ``-c`` line, the import
+    machinery or the CLI package's first lines before its handler: nothing of tormortem had
+    run (nothing opened, nothing written)."""
     frames = [x.strip() for x in err.decode(errors="replace").splitlines()
               if x.strip().startswith('File "')]
     return b"KeyboardInterrupt" in err and bool(frames) and all(
-        f.startswith(('File "<string>"', 'File "<frozen ')) for f in frames)
+        f.startswith(('File "<string>"', 'File "<frozen ')) or _before_handler(f)
+        for f in frames)
 
 
 def _random_kills(demo_analysis: Path, tmp_path: Path, cmd: str, logs: Path, n: int,
