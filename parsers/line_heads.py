@@ -34,11 +34,8 @@ def heads(lines: pl.Series, width: int = 16) -> tuple[np.ndarray, np.ndarray]:
     k = min(width, 12)
     out[inline, :k] = views.view(np.uint8)[inline, 4: 4 + k]
     words = out.view("<u8")  # (n, width // 8)
-    buf = views[~inline, 2]
-    # a chunk's lines are views into one buffer: np.unique's sort (~1.8 ms) only if not
-    for b in buf[:1] if buf.size and (buf == buf[0]).all() else np.unique(buf):
-        rows = np.flatnonzero(~inline & (views[:, 2] == b))
-        data = np.frombuffer(bufs[2 + int(b)], np.uint8)
+    for b, rows in _by_buffer(views, inline):
+        data = np.frombuffer(bufs[2 + b], np.uint8)
         starts = views[rows, 3].astype(np.int64)
         # each line's first bytes as unaligned little-endian uint64 words read at its start
         # (a strided view of the buffer, no copy: 2 ms where rows of 16 bytes took 3.3); a
@@ -55,6 +52,23 @@ def heads(lines: pl.Series, width: int = 16) -> tuple[np.ndarray, np.ndarray]:
     if short.size:
         out[short] *= np.arange(width)[None, :] < lens[short][:, None]
     return out, lens
+
+
+def _by_buffer(views: np.ndarray, inline: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The lines not held inline, grouped by the data buffer they point into: (buffer, rows).
+    A chunk's lines point into one buffer; the lines of many small files prepared together
+    (``parsers.batch``) into one each: grouped by one stable sort (a pass over every line per
+    buffer took 300 ms for 256 files' 378,000 lines)."""
+    rows = np.flatnonzero(~inline)
+    buf = views[rows, 2]
+    if not buf.size:
+        return []
+    if (buf == buf[0]).all():
+        return [(int(buf[0]), rows)]
+    order = np.argsort(buf, kind="stable")
+    cuts = np.flatnonzero(np.diff(buf[order])) + 1
+    firsts = buf[order[np.r_[0, cuts]]].tolist()
+    return list(zip(firsts, np.split(rows[order], cuts), strict=True))
 
 
 def first_bytes(lines: pl.Series) -> np.ndarray:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from parsers import kernel_plan, line_heads, prefilter
 from parsers.reader import lines_series
@@ -50,6 +51,40 @@ def test_heads_are_the_first_bytes() -> None:
         want = [ln.encode()[:16].ljust(16, b"\0") for ln in lines]
         assert [bytes(r) for r in m] == want
         assert lens.tolist() == [len(ln.encode()) for ln in lines]
+
+
+def _buffers_shuffled(s: pl.Series, rng: random.Random) -> pl.Series:
+    """The same lines with their data buffers listed in another order (the views' buffer
+    numbers no longer grow with the row: polars' own concat and gather keep them growing)."""
+    arr = s.to_arrow(compat_level=pl.CompatLevel.newest())
+    bufs = arr.buffers()
+    perm = list(range(len(bufs) - 2))
+    rng.shuffle(perm)  # data buffer b is listed at perm[b]
+    views = np.frombuffer(bufs[1], np.int32).reshape(-1, 4).copy()
+    far = views[:, 0] > 12
+    views[far, 2] = np.asarray(perm)[views[far, 2]]
+    data = [bufs[2 + perm.index(k)] for k in range(len(perm))]
+    got = pl.from_arrow(pa.Array.from_buffers(pa.string_view(), len(arr),
+                                              [bufs[0], pa.py_buffer(views), *data]))
+    assert isinstance(got, pl.Series)
+    return got
+
+
+def test_heads_of_lines_in_many_buffers() -> None:
+    """Many small files prepared together (``parsers.batch``): one data buffer per file, and
+    (gathered) their lines interleaved."""
+    lines = _random_lines(4000, 2) + _corpus_lines()[:3000]
+    rng = random.Random(3)
+    cuts = sorted(rng.sample(range(1, len(lines)), 40))
+    parts = [_series(lines[a:b]) for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True)]
+    order = list(range(len(lines)))
+    rng.shuffle(order)
+    for s, want in ((pl.concat(parts, rechunk=True), lines),
+                    (pl.concat(parts).gather(order), [lines[i] for i in order]),
+                    (_buffers_shuffled(pl.concat(parts, rechunk=True), rng), lines)):
+        m, lens = line_heads.heads(s, 16)
+        assert [bytes(r) for r in m] == [ln.encode()[:16].ljust(16, b"\0") for ln in want]
+        assert lens.tolist() == [len(ln.encode()) for ln in want]
 
 
 def test_prefix_masks_equal_the_regexes() -> None:
