@@ -30,6 +30,8 @@ def main() -> None:
     ap.add_argument("logs", nargs="+")
     ap.add_argument("--rate", type=int, default=100, help="samples per second")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="ingest's --jobs (1: py-spy samples this one process)")
     ap.add_argument("--raw", type=Path, help="keep the collapsed stacks here")
     ap.add_argument("--anchors", action="store_true", help="also the prefilter's candidates")
     a = ap.parse_args()
@@ -41,7 +43,8 @@ def main() -> None:
         raw = a.raw or Path(d) / "stacks.txt"
         subprocess.run(["py-spy", "record", "-o", str(raw), "--format", "raw", "--threads",
                         "-r", str(a.rate), "--", exe, "ingest", *a.logs, "--out",
-                        str(Path(d) / "out"), "-q"], check=True, capture_output=True)
+                        str(Path(d) / "out"), "-q", "--jobs", str(a.jobs)],
+                       check=True, capture_output=True)
         rows = raw.read_text().splitlines()
     threads: collections.Counter[str] = collections.Counter()
     own: collections.Counter[str] = collections.Counter()
