@@ -94,10 +94,13 @@ class KernelLogParser(LineParser):
         if not lines:
             return 0
         env = kern = 0
+        need = (len(lines) + 1) // 2  # envelopes enough for env * 2 >= len(lines)
         for ln in lines:
             r = sniff_line(ln)
             env += r > 0
             kern += r > 1
+            if kern and env >= need:  # the answer cannot change: stop reading
+                break
         lowered = path.lower()
         bonus = 10 if any(w in lowered for w in ("kern", "dmesg", "messages", "syslog",
                                                  "journal")) else 0
