@@ -29,10 +29,12 @@ import polars as pl
 
 from parsers.anchors import CompiledPrefilter, Prefilter
 from parsers.base import EVENT, NOISE, Emit, FileContext, never_open
+from parsers.gate import gate_of
 from parsers.kernel_common import Env
 from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines
 from parsers.kernel_pci import PciLines
+from parsers.prefilter import enabled as prefilter_enabled
 from parsers.timeutil import YearInference
 
 
@@ -135,12 +137,24 @@ class MessageLayer:
         #: those that can hold a block open: ``is_open`` runs for every candidate line, and
         #: most recognisers never hold one (``never_open``)
         self.openable = [r for r in recognisers if type(r).is_open is not never_open]
+        #: the recognisers that can claim a message, from their anchors (``parsers.gate``)
+        self.gate = gate_of(recognisers) if prefilter_enabled() else None
+        self._open_bits = [(1 << i, r) for i, r in enumerate(recognisers)
+                           if type(r).is_open is not never_open]
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT as soon as one recogniser emits; NOISE if one claimed it as a line without
-        a signal and no later one found a signal in it; None if nobody knows it."""
+        a signal and no later one found a signal in it; None if nobody knows it. Only the
+        recognisers with an anchor in ``text`` or an open block are asked (``gate``)."""
         status: int | None = None
-        for r in self.recognisers:
+        asked = self.recognisers
+        if self.gate is not None:
+            bits = self.gate.mask(text)
+            for bit, r in self._open_bits:
+                if not bits & bit and r.is_open():
+                    bits |= bit
+            asked = [r for i, r in enumerate(self.recognisers) if bits >> i & 1]
+        for r in asked:
             st = r.match(text, line_no, emit)
             if st == EVENT:
                 return EVENT
