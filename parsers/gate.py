@@ -23,24 +23,32 @@ from typing import Any
 
 import ahocorasick
 
+from parsers.anchors import gate_literals
+
 
 @dataclass(frozen=True)
 class Gate:
     """The anchors of a layer's recognisers, by their position in the layer."""
 
-    automaton: ahocorasick.Automaton | None  #: literal anchor -> bit mask of recognisers
-    regexes: tuple[tuple[int, re.Pattern[str]], ...]  #: (bit, anchor regex)
+    #: literal -> (recognisers it is an anchor of, anchor regexes it gates) as bit masks
+    automaton: ahocorasick.Automaton | None
+    #: (regex bit, recogniser bit, anchor regex); a regex is searched only when one of its
+    #: gate literals (``anchors.gate_literals``) is in the text
+    regexes: tuple[tuple[int, int, re.Pattern[str]], ...]
     always: int  #: recognisers asked on every message (no anchors of their own)
+    ungated: int  #: regexes without gate literals (searched on every message)
 
     def mask(self, text: str) -> int:
         """Bit i set: recogniser i has an anchor in ``text`` (or is always asked)."""
-        got = self.always
+        got, gated = self.always, self.ungated
         if self.automaton is not None:
-            for _end, bits in self.automaton.iter(text):
+            for _end, (bits, rx_bits) in self.automaton.iter(text):
                 got |= bits
-        for bit, rx in self.regexes:
-            if not got & bit and rx.search(text) is not None:
-                got |= bit
+                gated |= rx_bits
+        if gated:
+            for rx_bit, bit, rx in self.regexes:
+                if gated & rx_bit and not got & bit and rx.search(text) is not None:
+                    got |= bit
         return got
 
 
@@ -51,9 +59,14 @@ def gate_of(recognisers: list[Any]) -> Gate:
 
 @lru_cache(maxsize=64)
 def _gate(kinds: tuple[type, ...]) -> Gate:
-    by_literal: dict[str, int] = {}
-    regexes: list[tuple[int, re.Pattern[str]]] = []
-    always = 0
+    by_literal: dict[str, tuple[int, int]] = {}
+    regexes: list[tuple[int, int, re.Pattern[str]]] = []
+    always = ungated = 0
+
+    def add(lit: str, bit: int, rx_bit: int) -> None:
+        bits, rx_bits = by_literal.get(lit, (0, 0))
+        by_literal[lit] = (bits | bit, rx_bits | rx_bit)
+
     for i, kind in enumerate(kinds):
         bit = 1 << i
         literals = (*getattr(kind, "SIGNAL", ()), *getattr(kind, "CLAIMS", ()))
@@ -63,12 +76,20 @@ def _gate(kinds: tuple[type, ...]) -> Gate:
             always |= bit
             continue
         for lit in literals:
-            by_literal[lit] = by_literal.get(lit, 0) | bit
-        regexes += [(bit, re.compile(p)) for p in patterns]
+            add(lit, bit, 0)
+        for p in patterns:
+            rx_bit = 1 << len(regexes)
+            regexes.append((rx_bit, bit, re.compile(p)))
+            gate = gate_literals(p)
+            if gate is None or gate.ci or "" in gate.literals:
+                ungated |= rx_bit
+            else:
+                for lit in gate.literals:
+                    add(lit, 0, rx_bit)
     automaton = None
     if by_literal:
         automaton = ahocorasick.Automaton()
         for lit, bits in by_literal.items():
             automaton.add_word(lit, bits)
         automaton.make_automaton()
-    return Gate(automaton, tuple(regexes), always)
+    return Gate(automaton, tuple(regexes), always, ungated)
