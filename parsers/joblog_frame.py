@@ -121,7 +121,8 @@ def add_fast_frame(p: Any, fast: Any, keep: np.ndarray, rows: np.ndarray, ts: np
         miss = np.flatnonzero(~own)
         k = np.searchsorted(tl, line_no[miss]) - 1
         found = k >= 0
-        ts[miss] = np.where(found, tt[np.maximum(k, 0)], NO_TS)
+        # no stamp before any of them (none in the file so far): np.where reads tt[0] too
+        ts[miss] = np.where(found, tt[np.maximum(k, 0)], NO_TS) if tt.size else NO_TS
         flag[miss] = np.where(found, 3, 4)
     # the state after this chunk: the latest stamp among per-line and fast rows
     if own.any():

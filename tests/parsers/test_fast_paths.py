@@ -403,3 +403,29 @@ def test_tqdm_lines_read_by_shape_equal_the_patterns(repeat: int) -> None:
     assert got is not None and len(taken) == 6 * repeat
     assert got.lines.tolist() == taken and got.row_line.tolist() == row_line
     assert got.frame.to_dicts() == rows
+
+
+def test_iterations_with_no_stamp_anywhere_equal_per_line(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """A Megatron log without any stamp (older Megatron's ``training_log`` printed none, and
+    a log cut before ``print_datetime``'s line has none either): the fast rows have nothing to
+    inherit -- this crashed with an IndexError (an empty timeline indexed) -- and get no time,
+    flagged missing, as on the per-line path."""
+    from parsers.joblog import JobLogParser
+
+    # Megatron-LM v2.0 megatron/training.py training_log (no stamp) and checkpointing.py's
+    # save lines, as tests/data/formats/progress.jsonl and checkpoint.jsonl hold them
+    line = (" iteration {it:8d}/  100000 | consumed samples: {cs:12d} | elapsed time per "
+            "iteration (ms): 10131.9 | learning rate: 3.000E-04 | global batch size:  2048 | "
+            "lm loss: 8.264104E+00 | loss scale: 1.0 |")
+    out = []
+    for it in range(1, 301):
+        out.append(line.format(it=it, cs=it * 2048))
+        if it % 100 == 0:
+            out += [f"saving checkpoint at iteration {it:7d} to /ckpt",
+                    f"  successfully saved checkpoint at iteration {it:7d} to /ckpt"]
+    rows = both_paths(JobLogParser, "\n".join(out) + "\n", "slurm-9.out", monkeypatch,
+                      ordered=False)
+    it_rows = [r for r in rows if r["kind"] == "iteration"]
+    assert len(it_rows) == 300
+    assert {(r["ts"], r["ts_flag"]) for r in rows} == {(None, "missing")}
