@@ -6,7 +6,10 @@ anchors, ~0.7 for the stamp's month), whatever the file's size. A parser whose `
 is line by line (``LineParser.PREPARE_SPLITS``: each line's result depends on that line
 alone) gets the lines of a run of consecutive small files of its kind prepared in one call,
 each file then parsed, in input order, with its share (``split_prepared``): the same
-prepared values, so the same rows (``tests/parsers/test_batch.py``).
+prepared values, so the same rows (``tests/parsers/test_batch.py``). A parser whose
+``prepare`` is line by line only in its costly parts (``PreparesRuns``: the job logs, one
+per Slurm job, ~3.5 ms each of fixed costs) prepares the run itself, each file's value what
+its ``prepare`` alone gives.
 
 ``Lookahead`` is what the readers of a list of files (``pipeline.ingest``: the serial loop,
 a worker's task) hold: ``take(i)`` gives file ``i`` read and prepared, reading and preparing
@@ -18,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any, Protocol, runtime_checkable
 
 import polars as pl
 
@@ -33,6 +37,28 @@ RUN_FILES = 256
 #: ``driver.open_parser`` with the reader's options: a file's parser and note, or the
 #: result of a file that is not parsed
 Opener = Callable[[InputFile, ReadStats], object]
+
+
+@runtime_checkable
+class PreparesRuns(Protocol):
+    def prepare_run(self, parsers: list[Any], parts: list[pl.Series]) -> list[Any]:
+        """``prepare`` of each of ``parts`` (the lines of consecutive files of this parser's
+        kind, each read by its parser in ``parsers``), computed together."""
+        ...
+
+
+def prepare_run(parsers: list[LineParser], parts: list[pl.Series]) -> list[Any]:
+    """Each file's ``prepare`` value, the run's files prepared together."""
+    first = parsers[0]
+    if isinstance(first, PreparesRuns):
+        return first.prepare_run(parsers, parts)
+    both = pl.concat(parts) if len(parts) > 1 else parts[0]
+    return first.split_prepared(first.prepare(both), [len(p) for p in parts])
+
+
+def _batches(parser: object) -> bool:
+    return isinstance(parser, LineParser) and (parser.PREPARE_SPLITS
+                                               or isinstance(parser, PreparesRuns))
 
 
 @dataclass
@@ -105,7 +131,7 @@ class Lookahead:
                 self.ready[j] = Opened(got)
                 break
             parser, note = got
-            if not isinstance(parser, LineParser) or not parser.PREPARE_SPLITS \
+            if not isinstance(parser, LineParser) or not _batches(parser) \
                     or (kind is not None and type(parser) is not kind):
                 self.ready[j] = Opened(got)
                 break
@@ -127,9 +153,6 @@ class Lookahead:
         self.tried = max(self.tried, j if j in self.ready or not run else j - 1)
         if not run:
             return
-        parts = [r[3] for r in run]
-        both = pl.concat(parts) if len(parts) > 1 else parts[0]
-        prepared = run[0][1].prepare(both)
-        shares = run[0][1].split_prepared(prepared, [len(p) for p in parts])
+        shares = prepare_run([r[1] for r in run], [r[3] for r in run])
         for (k, parser, note, lines, n), share in zip(run, shares, strict=True):
             self.ready[k] = Ready(parser, note, lines, n, share)

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from parsers import fastrows, joblog_frame, joblog_plan, joblog_preset, prefilter
+from parsers import fastrows, joblog_batch, joblog_frame, joblog_plan, joblog_preset, prefilter
 from parsers.base import (
     EVENT,
     NOISE,
@@ -272,7 +272,12 @@ class JobLogParser(LineParser):
         """On the helper thread (parsers/driver.py), a chunk ahead of ``parse_chunk``: the
         chunk's Megatron iteration lines, read vectorised, and the prefilter's plan for the
         other lines (only those: no regex pass over the ~99% the fast path takes)."""
-        fast = megatron_iterations(lines) if len(lines) > 64 else None
+        return self.prepare_with(lines, megatron_iterations(lines) if len(lines) > 64 else None)
+
+    def prepare_with(self, lines: pl.Series, fast: FastIterations | None,
+                     sub: prefilter.ChunkPlan | None = None) -> Prepared:
+        """``prepare`` given the chunk's ``megatron_iterations`` (None for a chunk of 64 lines
+        or fewer) and, if known, ``joblog_plan.plan`` of the lines those leave."""
         if not prefilter.enabled():
             return Prepared(fast)
         if fast is None or len(fast.rows) == 0:
@@ -285,7 +290,8 @@ class JobLogParser(LineParser):
         taken[fast.rows] = True
         rest = np.flatnonzero(~taken)
         # not self.vector_plan: this runs on the helper thread, beside parse_chunk's premasks
-        sub = joblog_plan.plan(lines.gather(rest))
+        if sub is None:
+            sub = joblog_plan.plan(lines.gather(rest))
         # the prefixes too (ctx.tz is all they read): kubectl's stamps cost the parsing
         # thread ~15 ms per 8 MiB, and the plan of a chunk they all stand before ~4 ms
         prefix = joblog_frame.fast_prefix(self.ctx.tz, fast)
@@ -293,6 +299,11 @@ class JobLogParser(LineParser):
         if not prefix[3].any() and (prefix[1] == 2).all() and len(lines) >= SMALL_CHUNK:
             kube = joblog_plan.plan_except(lines, fast.rows, sub)
         return Prepared(fast, rest, sub, prefix=prefix, kube=kube)
+
+    def prepare_run(self, parsers: list[Any], parts: list[pl.Series]) -> list[Prepared]:
+        """``prepare`` of several small job logs, their costly passes made once for all
+        (``parsers.batch``; ``joblog_batch.prepare_run``)."""
+        return joblog_batch.prepare_run(parsers, parts)
 
     def parse_chunk(self, lines: pl.Series, first_line_no: int,
                     prepared: Any = NOT_PREPARED) -> None:

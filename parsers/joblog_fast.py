@@ -40,9 +40,27 @@ class FastIterations:
     starts: np.ndarray  #: int64 start offset of each selected line in ``data``
     lens: np.ndarray  #: int64 byte length of each selected line
 
+    def lines_between(self, lo: int, hi: int) -> FastIterations:
+        """The rows of the chunk's lines ``lo`` to ``hi`` (exclusive), as the rows of a chunk
+        of those lines alone (the lines are read one by one: a part of the chunk has the
+        same rows): what ``megatron_iterations`` of one file of several read together
+        gives (``parsers.batch``)."""
+        a, b = np.searchsorted(self.rows, [lo, hi])
+        return FastIterations(
+            rows=self.rows[a:b] - lo, iteration=self.iteration[a:b], value=self.value[a:b],
+            stamp_s=self.stamp_s[a:b], msg_start=self.msg_start[a:b],
+            prefix_end=self.prefix_end[a:b], data=self.data, starts=self.starts[a:b],
+            lens=self.lens[a:b])
+
+
+#: the data buffers of a chunk, at most, copied into one (the lines of a run of small files
+#: prepared together, ``parsers.batch``: one buffer per file)
+MAX_BUFFERS = 1024
+
 
 def _raw(lines: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(data bytes, start offsets, lengths) of every line, or None if not one buffer."""
+    """(data bytes, start offsets, lengths) of every line, or None if the lines are not one
+    string_view array. Several data buffers (files concatenated) are copied into one."""
     arr = lines.to_arrow(compat_level=pl.CompatLevel.newest())
     if isinstance(arr, pa.ChunkedArray):
         if arr.num_chunks != 1:
@@ -51,16 +69,26 @@ def _raw(lines: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     if arr.type != pa.string_view():
         return None
     bufs = arr.buffers()
-    if len(bufs) != 3 or bufs[1] is None or bufs[2] is None:
+    if len(bufs) < 3 or len(bufs) > 2 + MAX_BUFFERS or bufs[1] is None \
+            or any(b is None for b in bufs[2:]):
         return None
     views = np.frombuffer(bufs[1], dtype=np.int32).reshape(-1, 4)
     views = views[arr.offset: arr.offset + len(arr)]
     lens = views[:, 0].astype(np.int64)
     long = lens > 12
-    if long.any() and (views[long, 2] != 0).any():
-        return None
     starts = views[:, 3].astype(np.int64)
-    return np.frombuffer(bufs[2], dtype=np.uint8), starts, lens
+    if len(bufs) == 3:
+        if long.any() and (views[long, 2] != 0).any():
+            return None
+        return np.frombuffer(bufs[2], dtype=np.uint8), starts, lens
+    which = views[long, 2]
+    if which.size and (which.min() < 0 or which.max() >= len(bufs) - 2):
+        return None
+    sizes = np.array([b.size for b in bufs[2:]], np.int64)
+    base = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    starts[long] += base[which]
+    data = np.concatenate([np.frombuffer(b, dtype=np.uint8) for b in bufs[2:]])
+    return data, starts, lens
 
 
 def megatron_iterations(lines: pl.Series) -> FastIterations | None:
