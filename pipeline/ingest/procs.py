@@ -32,9 +32,11 @@ PRELOAD = ["parsers.registry", "pipeline.ingest.parts"]
 
 #: below this many bytes to read, ``auto_jobs`` reads in this process: starting workers
 #: costs more than they save, and there are only a task or two (``parts.GROUP_BYTES``) to
-#: share (2 cores: the 3.8 MB demo 0.72 s with one process, 0.80 s with two; 32 MB of node
-#: logs 1.17 and 1.21 s)
-AUTO_MIN_BYTES = 64 << 20
+#: share (2 cores, --jobs 1 vs 2, alternated: the 3.8 MB demo 0.72 vs 0.80 s; 2.5 MB of 307
+#: node logs 1.02-1.22 vs 1.21-1.43 s; 26 MB of 130 fleet node logs 1.47-1.55 vs
+#: 1.42-1.71 s, even; the 44 MB llama3-54d campaign, 690 files, 5.24-6.37 vs 4.55-5.77 s,
+#: two ~0.6 s faster in each of 4 pairs -- 64 MiB until then)
+AUTO_MIN_BYTES = 32 << 20
 
 
 def default_jobs() -> int:
