@@ -242,25 +242,84 @@ _STAMP_DIGITS = [1, 2, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 18, 19]
 
 
 def _stamp(b: np.ndarray) -> np.ndarray:
-    """``[%Y-%m-%d %H:%M:%S]`` -> naive epoch seconds, or -1."""
+    """``[%Y-%m-%d %H:%M:%S]`` -> naive epoch seconds, or -1. The digits are read only on
+    rows whose brackets and separators are in place (a line behind another program's
+    stamp, kubectl's, has none: ~5 ms per 8 MiB chunk spared)."""
+    out = np.full(len(b), -1, np.int64)
+    frame = (b[:, 0] == 91) & (b[:, 20] == 93) & (b[:, 5] == 45) & (b[:, 8] == 45)
+    frame &= (b[:, 11] == 32) & (b[:, 14] == 58) & (b[:, 17] == 58)
+    at = np.flatnonzero(frame)
+    if not at.size:
+        return out
+    b = b if at.size == len(b) else b[at]
     d = b[:, _STAMP_DIGITS] - np.uint8(48)  # uint8: anything but a digit wraps to > 9
-    ok = (d.max(axis=1) <= 9) & (b[:, 0] == 91) & (b[:, 20] == 93) & (b[:, 5] == 45)
-    ok &= (b[:, 8] == 45) & (b[:, 11] == 32) & (b[:, 14] == 58) & (b[:, 17] == 58)
+    ok = d.max(axis=1) <= 9
     d = d.astype(np.int64)
     y = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
     mo, day = d[:, 4] * 10 + d[:, 5], d[:, 6] * 10 + d[:, 7]
     h, mi, sec = d[:, 8] * 10 + d[:, 9], d[:, 10] * 10 + d[:, 11], d[:, 12] * 10 + d[:, 13]
     ok &= (mo >= 1) & (mo <= 12) & (day >= 1) & (day <= 31) & (h < 24) & (mi < 60) & (sec < 61)
-    # days from civil (H. Hinnant), vectorised
+    out[at] = np.where(ok, _civil_days(y, mo, day) * 86400 + h * 3600 + mi * 60 + sec, -1)
+    return out
+
+
+def _civil_days(y: np.ndarray, mo: np.ndarray, day: np.ndarray) -> np.ndarray:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil)."""
     yy = y - (mo <= 2)
     era = yy // 400
     yoe = yy - era * 400
     mp = (mo + 9) % 12
     doy = (153 * mp + 2) // 5 + day - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    days = era * 146097 + doe - 719468
-    out: np.ndarray = np.where(ok, days * 86400 + h * 3600 + mi * 60 + sec, -1)
+    out: np.ndarray = era * 146097 + doe - 719468
     return out
+
+
+_K_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
+_DAYS_IN = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], np.int64)
+_FRAC_SCALE = 10 ** np.arange(5, -1, -1, dtype=np.int64)  #: six digits -> microseconds
+
+
+def kubectl_us(data: np.ndarray, starts: np.ndarray, plen: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """``kubectl logs --timestamps``' prefix, ``%Y-%m-%dT%H:%M:%S[.%f]Z`` (RFC3339Nano in
+    UTC: 1-9 fraction digits) and then one or two spaces, ``plen[i]`` bytes from
+    ``starts[i]``: (UTC epoch microseconds, the fraction cut to microseconds; ok). Not ok
+    where the prefix is anything else, or a date that does not exist, or more spaces: the
+    caller reads those with the regex (``joblog_frame.V_KUBECTL``), whose answers these are
+    wherever ok (``test_kubectl_stamps``). Read backwards from the prefix's end (the 'Z'
+    before its spaces), so that each test is one column of the rows, not a window."""
+    n = len(starts)
+    w = _gather(data, starts, 32)
+    rows = np.arange(n)
+    last = np.clip(plen - 1, 0, 31)
+    one = w[rows, np.clip(plen - 2, 0, 31)] == 90  # "Z "
+    two = ~one & (w[rows, np.clip(plen - 2, 0, 31)] == 32) & \
+        (w[rows, np.clip(plen - 3, 0, 31)] == 90)  # "Z  "
+    z = np.where(one, plen - 2, plen - 3)  # where the 'Z' is
+    ok = (one | two) & (w[rows, last] == 32) & (z >= 19) & (z != 20) & (z <= 29)
+    ok &= (w[:, 4] == 45) & (w[:, 7] == 45) & (w[:, 10] == 84) & (w[:, 13] == 58)
+    ok &= (w[:, 16] == 58) & ((z == 19) | (w[:, 19] == 46))
+    k = np.clip(z - 20, 0, 9)  # fraction digits
+    frac_ok = ((w[:, 20:29] - np.uint8(48)) <= 9) | (np.arange(9)[None, :] >= k[:, None])
+    ok &= frac_ok.all(axis=1)
+    d8 = w[:, _K_DIGITS] - np.uint8(48)  # uint8: anything but a digit wraps to > 9
+    ok &= d8.max(axis=1) <= 9
+    # ISO_SECONDS' classes: [12] year, [01] month, [0-3] day, hour to 23, [0-5] min and sec
+    ok &= ((d8[:, 0] == 1) | (d8[:, 0] == 2)) & (d8[:, 4] <= 1) & (d8[:, 6] <= 3)
+    ok &= (d8[:, 10] <= 5) & (d8[:, 12] <= 5)
+    d = [d8[:, j].astype(np.int64) for j in range(14)]
+    y = d[0] * 1000 + d[1] * 100 + d[2] * 10 + d[3]
+    mo, day = d[4] * 10 + d[5], d[6] * 10 + d[7]
+    h, mi, sec = d[8] * 10 + d[9], d[10] * 10 + d[11], d[12] * 10 + d[13]
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    dim = _DAYS_IN[np.clip(mo, 0, 12)] + ((mo == 2) & leap)
+    ok &= (mo >= 1) & (mo <= 12) & (day >= 1) & (day <= dim) & (h <= 23)
+    frac = np.zeros(n, np.int64)
+    for j in range(6):  # the first six digits, zeros past the last
+        frac += np.where(k > j, w[:, 20 + j].astype(np.int64) - 48, 0) * _FRAC_SCALE[j]
+    secs = _civil_days(y, mo, day) * 86400 + h * 3600 + mi * 60 + sec
+    return np.where(ok, secs * 1_000_000 + frac, 0), ok
 
 
 def view_series(data: np.ndarray, starts: np.ndarray, lens: np.ndarray, name: str) -> pl.Series:

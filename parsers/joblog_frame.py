@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from parsers import fastrows, progress_batch
-from parsers.joblog_fast import view_series
+from parsers.joblog_fast import kubectl_us, view_series
 from parsers.joblog_prefix import Prefix, split_prefix
 
 NO_TS = np.iinfo(np.int64).min  #: no stamp
@@ -50,10 +50,11 @@ def fast_prefix(tz: tzinfo, fast: Any
         keep[idx] = False
         # ``kubectl logs --timestamps``: every prefix a different RFC3339Nano UTC stamp;
         # those rows go through ``joblog_preset.kube_chunk`` (flag 2, keep False)
-        g = pl.col("p").str.extract_groups(V_KUBECTL)
-        kts = pl.DataFrame({"p": pre}).select(
-            fastrows.iso_us(g.struct.field("1"), g.struct.field("2"), 0)).to_series()
-        kts_np = np.asarray(kts.fill_null(NO_TS).to_numpy(), np.int64)
+        us, plain = kubectl_us(fast.data, fast.starts[idx], pe[idx])
+        kts_np = np.where(plain, us, NO_TS)
+        odd = np.flatnonzero(~plain)
+        if odd.size:  # the regex reads the rest (most are no kubectl stamp at all)
+            kts_np[odd] = kubectl_regex(pre.gather(odd))
         got = kts_np != NO_TS
         ts[idx[got]], flag[idx[got]] = kts_np[got], 2
         return ts, flag, rank, keep
@@ -73,6 +74,14 @@ def fast_prefix(tz: tzinfo, fast: Any
             ts[j], flag[j] = t, fl
         rank[j] = rk
     return ts, flag, rank, keep
+
+def kubectl_regex(pre: pl.Series) -> np.ndarray:
+    """UTC epoch microseconds of each prefix that is ``V_KUBECTL``, else NO_TS."""
+    g = pl.col("p").str.extract_groups(V_KUBECTL)
+    kts = pl.DataFrame({"p": pre}).select(
+        fastrows.iso_us(g.struct.field("1"), g.struct.field("2"), 0)).to_series()
+    return np.asarray(kts.fill_null(NO_TS).to_numpy(), np.int64)
+
 
 def naive_to_us(secs: np.ndarray, tz: tzinfo) -> np.ndarray:
     """Naive local epoch seconds (in --tz) -> UTC epoch microseconds."""
