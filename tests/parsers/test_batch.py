@@ -91,13 +91,10 @@ def test_kernel_masks_of_files_together_are_each_files(tmp_path: Path) -> None:
             assert np.array_equal(a[0][k], s[0][k]), (p, k)
 
 
-def test_prepared_together_same_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                       ) -> None:
-    """Ingest of the files with runs prepared together and with none: every output equal;
-    the runs were used (``take`` gave files read ahead)."""
-    src = tmp_path / "logs"
-    src.mkdir()
-    files = _files(src)
+def ingest_together_and_alone(src: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Ingest ``src`` with runs of small files prepared together and with none (into
+    ``out``/together and ``out``/alone), assert every output equal and that the second
+    made no run; return how many files the first read from runs."""
     taken: list[object] = []
     real = batch.Lookahead.take
 
@@ -110,14 +107,26 @@ def test_prepared_together_same_output(tmp_path: Path, monkeypatch: pytest.Monke
     from parsers.reader import expand_inputs
 
     inputs = expand_inputs([str(src)])
-    ingest(inputs, tmp_path / "together", jobs=1)
-    # every kernel log (some groups' wrappers are another parser's: they end a run)
-    assert sum(isinstance(t, batch.Ready) for t in taken) == sum(_kernel(p) for p in files) >= 10
+    ingest(inputs, out / "together", jobs=1)
+    ready = sum(isinstance(t, batch.Ready) for t in taken)
     monkeypatch.setattr(batch, "SMALL_BYTES", -1)
     taken.clear()
-    ingest(inputs, tmp_path / "alone", jobs=1)
+    ingest(inputs, out / "alone", jobs=1)
     assert not any(isinstance(t, batch.Ready) for t in taken)
-    _same_outputs(tmp_path / "together", tmp_path / "alone")
+    _same_outputs(out / "together", out / "alone")
+    return ready
+
+
+def test_prepared_together_same_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                       ) -> None:
+    """Ingest of the files with runs prepared together and with none: every output equal;
+    the runs were used (``take`` gave files read ahead)."""
+    src = tmp_path / "logs"
+    src.mkdir()
+    files = _files(src)
+    ready = ingest_together_and_alone(src, tmp_path, monkeypatch)
+    # every kernel log (some groups' wrappers are another parser's: they end a run)
+    assert ready == sum(_kernel(p) for p in files) >= 10
 
 
 def test_a_run_ends_at_another_kind(tmp_path: Path) -> None:

@@ -24,9 +24,8 @@ from parsers import batch
 from parsers.driver import open_parser
 from parsers.joblog import JobLogParser
 from parsers.joblog_fast import FastIterations
-from parsers.reader import InputFile, ReadStats, expand_inputs, iter_line_chunks
-from pipeline.ingest.run import ingest
-from tests.pipeline.test_parallel import _same_outputs
+from parsers.reader import InputFile, ReadStats, iter_line_chunks
+from tests.parsers.test_batch import ingest_together_and_alone
 
 FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
 SIZES = [20, 70, 150, 300, 700, 64, 65, 256]
@@ -133,24 +132,8 @@ def test_job_logs_together_same_output(tmp_path: Path, monkeypatch: pytest.Monke
     src = tmp_path / "jobs"
     src.mkdir()
     files = _files(src)
-    taken: list[object] = []
-    real = batch.Lookahead.take
-
-    def spy(self: batch.Lookahead, i: int) -> batch.Ready | batch.Opened | None:
-        got = real(self, i)
-        taken.append(got)
-        return got
-
-    monkeypatch.setattr(batch.Lookahead, "take", spy)
-    inputs = expand_inputs([str(src)])
-    ingest(inputs, tmp_path / "together", jobs=1)
-    ready = sum(isinstance(t, batch.Ready) for t in taken)
+    ready = ingest_together_and_alone(src, tmp_path, monkeypatch)
     assert ready == sum(_joblog(p) is not None for p in files) >= 30
-    monkeypatch.setattr(batch, "SMALL_BYTES", -1)
-    taken.clear()
-    ingest(inputs, tmp_path / "alone", jobs=1)
-    assert not any(isinstance(t, batch.Ready) for t in taken)
-    _same_outputs(tmp_path / "together", tmp_path / "alone")
 
 
 def test_a_chunk_of_several_buffers_reads_as_its_files(tmp_path: Path) -> None:
