@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import importlib.abc
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -139,10 +141,53 @@ def install_signal_handlers() -> dict[int, Any]:
     signal.set_wakeup_fd(_pipe[0][1], warn_on_full_buffer=False)
     if not any(t.name == "tormortem-watchdog" for t in threading.enumerate()):
         threading.Thread(target=_watchdog, name="tormortem-watchdog", daemon=True).start()
+    if not any(isinstance(f, _HeldImports) for f in sys.meta_path):
+        sys.meta_path.insert(0, _HeldImports())
     old: dict[int, Any] = {}
     for s in (signal.SIGINT, signal.SIGTERM):
         old[s] = signal.signal(s, _on_signal)
     return old
+
+
+#: native modules whose initialisation a signal must not cut: nanobind (DuckDB 2's
+#: ``_duckdb``) aborts the process when a Python exception escapes its module's set-up
+#: ("Critical nanobind error: nanobind::detail::enum_create("ExplainType")", SIGABRT: a
+#: Ctrl-C during ``analyze``'s first import of duckdb, once in 80 kills in CI). pybind11 and
+#: PyO3 modules turn it into an ImportError instead (``as_interrupt``).
+HELD_IMPORTS = frozenset({"_duckdb"})
+
+
+class _HeldImports(importlib.abc.MetaPathFinder):
+    """Imports ``HELD_IMPORTS`` with SIGINT/SIGTERM held (``critical``): the signal takes
+    effect right after the module is set up."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in HELD_IMPORTS:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _HeldLoader(spec.loader)
+                return spec
+        return None
+
+
+class _HeldLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        with critical():
+            return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        with critical():
+            self.loader.exec_module(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
 
 
 def as_interrupt(e: BaseException) -> Interrupted | None:

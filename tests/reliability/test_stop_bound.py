@@ -138,3 +138,40 @@ def test_an_error_caused_by_the_stop_is_the_stop(chained: bool) -> None:
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert "interrupted (SIGINT)" in err and "internal error" not in err, err
+
+
+#: a Ctrl-C that lands inside DuckDB's native module set-up: nanobind creates its Python enums
+#: there (``ExplainType`` first) through ``enum``'s metaclass, so the signal is sent from that
+#: call -- inside ``import duckdb``'s C code, where CI's random kills once landed (nanobind
+#: then aborts the process, "Critical nanobind error", when the handler raises)
+NANOBIND = textwrap.dedent("""
+    import enum, os, signal, sys
+    from pipeline.ingest import signals
+    real = enum.EnumType.__call__
+    def call(cls, *a, **k):
+        if a and a[0] == "ExplainType":
+            os.kill(os.getpid(), signal.SIGINT)
+            got = real(cls, *a, **k)
+            print("held inside the set-up" if signals._held else "not held", flush=True)
+            return got
+        return real(cls, *a, **k)
+    enum.EnumType.__call__ = call
+    signals.install_signal_handlers()
+    try:
+        import duckdb
+    except signals.Interrupted as e:
+        print("interrupted after the import", flush=True)
+        sys.exit(128 + e.signum)
+    sys.exit(3)
+""")
+
+
+def test_a_signal_inside_duckdbs_native_import_waits_for_it() -> None:
+    """With the CLI's handlers a signal inside ``_duckdb``'s set-up is held there and takes
+    effect once the module is set up: exit 130, no "Critical nanobind error" abort
+    (``signals.HELD_IMPORTS``; without it this process died of SIGABRT)."""
+    r = subprocess.run([sys.executable, "-c", NANOBIND], capture_output=True, text=True,
+                       timeout=60, check=False)
+    assert r.returncode == 130, r.stderr
+    assert r.stdout.split("\n")[:2] == ["held inside the set-up", "interrupted after the import"]
+    assert "nanobind" not in r.stderr
