@@ -21,6 +21,7 @@ import polars as pl
 import pyarrow as pa
 
 MAX_FORMS = 2000
+FEW_LINES = 64  #: ``add_chunk`` of at most this many lines runs in Python (``_add_few``)
 OVERFLOW = "<more forms than kept>"
 #: (pattern, placeholder), applied in order; the same text for Python re and Rust regex.
 #: Two passes only (ids, then anything that starts with a digit: numbers, times, dates,
@@ -79,9 +80,39 @@ class Forms:
         expressions run on ~1 line in 100 of a typical unknown flood."""
         if not len(lines):
             return
+        if len(lines) <= FEW_LINES:
+            self._add_few(lines.to_list(), line_nos.to_list())
+            return
         keyed = _first_of(digit_keys(lines), np.arange(len(lines)))
         first = keyed.get_column("i")
         self._add_groups(lines.gather(first), keyed.get_column("n"), line_nos.gather(first))
+
+    def _add_few(self, texts: list[str], nos: list[int]) -> None:
+        """``add_chunk`` of a few lines in Python: the polars queries' fixed costs (~1-3 ms a
+        call, their regular expressions compiled each time) are most of a small file's. The
+        same groups (digit keys) and order; a line is masked by ``mask_line`` where that and
+        ``mask_series`` provably agree (ASCII without the separators ``\x1c``-``\x1f``, which
+        Python's ``strip`` removes and Rust's does not), else by ``mask_series``."""
+        groups: dict[str, list[int]] = {}  #: digit key -> [first line's index, count]
+        for i, text in enumerate(texts):
+            groups.setdefault(text.translate(_DIGIT_KEY), [i, 0])[1] += 1
+        reps = [texts[i] for i, _ in groups.values()]
+        odd = [k for k, t in enumerate(reps) if not t.isascii() or _SEPARATORS.search(t)]
+        masked = [mask_line(t) for t in reps]
+        if odd:
+            for k, form in zip(odd, mask_series(pl.Series([reps[k] for k in odd],
+                                                          dtype=pl.String)).to_list(),
+                               strict=True):
+                masked[k] = form
+        summed: dict[str, list[Any]] = {}  #: form -> [count, first line's number, its text]
+        for form, (i, n) in zip(masked, groups.values(), strict=True):
+            got = summed.get(form)
+            if got is None:
+                summed[form] = [n, nos[i], texts[i]]
+            else:
+                got[0] += n
+        for form, (n, no, line) in summed.items():
+            self.add(form, n, no, line)
 
     def add_shapes(self, lines: pl.Series, where: np.ndarray, first_line_no: int,
                    shapes: Any) -> None:
@@ -129,6 +160,8 @@ def _first_of(keys: pl.Series, index: np.ndarray) -> pl.DataFrame:
 
 
 _DIGITS = bytes.maketrans(b"23456789", b"11111111")
+_DIGIT_KEY = str.maketrans("23456789", "11111111")  #: ``_DIGITS`` for a str
+_SEPARATORS = re.compile("[\x1c-\x1f]")
 
 
 def digit_keys(lines: pl.Series) -> pl.Series:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pytest
 
 from parsers.reader import InputFile
 from parsers.unknown import Forms, digit_keys, mask_line, mask_series
@@ -31,34 +32,83 @@ def test_masking_is_the_same_vectorised_and_per_line() -> None:
     assert mask_line(lines[-1]) == "id <ID> at <ID> <N> <N>T<N>Z"
 
 
-def test_forms_of_a_chunk_are_those_of_masking_every_line() -> None:
-    """add_chunk masks one line per digit key; the forms, counts, first lines and their order
-    must be those of masking every line (the direct way, written out here)."""
+def _lines(n: int, seed: int = 5, odd: bool = False) -> list[str]:
     import random
 
-    rnd = random.Random(5)
+    rnd = random.Random(seed)
     shapes = ["[rank{}] step {} | loss {}.{} | {} ms/it", "{}x{}", "  0x{}f at {} ", "5x{} {}",
               "id {}-{}", "\u0663{} \u00e9t\u00e9 {}", "{}abcdef0123{}", "x" * 320 + "{}{}",
               "\tseq={} peers={}", "", "{}"]
+    if odd:  # separators Python's strip() removes and Rust's does not; other ASCII spaces
+        shapes += ["\x1c{} sep {}\x1f", " \x0b{} vt {}\r"]
     lines = []
-    for _ in range(3000):
+    for _ in range(n):
         shape = rnd.choice(shapes)
         lines.append(shape.format(*(rnd.choice(["0", "7", "10", "0x9", "2.5", "deadbeef00"])
                                     for _ in range(shape.count("{}")))))
-    nos = pl.Series(range(100, 100 + len(lines)), dtype=pl.Int64)
-    got = Forms()
-    got.add_chunk(pl.Series(lines[:1700]), nos[:1700])
-    got.add_chunk(pl.Series(lines[1700:]), nos[1700:])
+    return lines
+
+
+def _masked_one_by_one(lines: list[str], nos: list[int]) -> list[tuple[str, list[object]]]:
     want: dict[str, list[object]] = {}
-    for line, no in zip(lines, nos.to_list(), strict=True):
+    for line, no in zip(lines, nos, strict=True):
         form = mask_line(line)
         if form in want:
             want[form][0] = int(want[form][0]) + 1  # type: ignore[call-overload]
         else:
             want[form] = [1, no, line[:300]]
-    assert list(got.forms.items()) == list(want.items())
+    return list(want.items())
+
+
+def test_forms_of_a_chunk_are_those_of_masking_every_line() -> None:
+    """add_chunk masks one line per digit key; the forms, counts, first lines and their order
+    must be those of masking every line (the direct way, written out here)."""
+    lines = _lines(3000)
+    nos = pl.Series(range(100, 100 + len(lines)), dtype=pl.Int64)
+    got = Forms()
+    got.add_chunk(pl.Series(lines[:1700]), nos[:1700])
+    got.add_chunk(pl.Series(lines[1700:]), nos[1700:])
+    assert list(got.forms.items()) == _masked_one_by_one(lines, nos.to_list())
     keys = digit_keys(pl.Series(["0x5 29", "\u00e9 8"]).slice(1)).to_list()
     assert keys == ["\u00e9 1"]  # a sliced Series (an offset into its buffers) too
+
+
+def test_forms_of_a_few_lines_are_those_of_masking_every_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """add_chunk of a few lines at a time (Python, ``_add_few``): the same forms, counts,
+    first lines and order as the vectorised path, and (but for lines with ``\x1c``-``\x1f``,
+    which the two paths strip differently) as masking every line; the lines ``mask_line``
+    does not read (non-ASCII, ``\x1c``-``\x1f``) went to ``mask_series``."""
+    import parsers.unknown as unknown
+
+    lines = _lines(3000, seed=9, odd=True)
+    nos = list(range(7, 7 + len(lines)))
+    sent: list[str] = []
+    real = unknown.mask_series
+
+    def spy(s: pl.Series) -> pl.Series:
+        sent.extend(s.to_list())
+        return real(s)
+
+    monkeypatch.setattr(unknown, "mask_series", spy)
+    got = Forms()
+    for at in range(0, len(lines), 50):
+        got.add_chunk(pl.Series(lines[at:at + 50]), pl.Series(nos[at:at + 50], dtype=pl.Int64))
+    plain = [k for k, t in enumerate(lines) if not any(c in t for c in "\x1c\x1d\x1e\x1f")]
+    one = Forms()
+    for at in range(0, len(plain), 50):
+        cut = plain[at:at + 50]
+        one.add_chunk(pl.Series([lines[k] for k in cut]), pl.Series([nos[k] for k in cut]))
+    assert list(one.forms.items()) == _masked_one_by_one([lines[k] for k in plain],
+                                                         [nos[k] for k in plain])
+    assert sent and all(not t.isascii() or any(c in t for c in "\x1c\x1d\x1e\x1f")
+                        for t in sent)
+    assert any("\x1c" in t for t in sent) and any(not t.isascii() for t in sent)
+    monkeypatch.setattr(unknown, "FEW_LINES", 0)
+    vec = Forms()
+    for at in range(0, len(lines), 50):
+        vec.add_chunk(pl.Series(lines[at:at + 50]), pl.Series(nos[at:at + 50], dtype=pl.Int64))
+    assert vec.forms == got.forms
 
 
 def test_templates_with_exact_counts_trouble_first(tmp_path: Path) -> None:
