@@ -175,15 +175,18 @@ class _HeldImports(importlib.abc.MetaPathFinder):
 
 
 class _HeldLoader(importlib.abc.Loader):
+    """The loader of a held import; held only in the main thread (where the handler runs and
+    where a held signal is raised when the section ends)."""
+
     def __init__(self, loader: Any) -> None:
         self.loader = loader
 
     def create_module(self, spec: Any) -> Any:
-        with critical():
+        with _held_here():
             return self.loader.create_module(spec)
 
     def exec_module(self, module: Any) -> None:
-        with critical():
+        with _held_here():
             self.loader.exec_module(module)
 
     def __getattr__(self, name: str) -> Any:
@@ -216,6 +219,11 @@ def as_interrupt(e: BaseException) -> Interrupted | None:
 def restore_signal_handlers(old: dict[int, Any]) -> None:
     for s, h in old.items():
         signal.signal(s, h)
+
+
+def _held_here() -> contextlib.AbstractContextManager[None]:
+    main = threading.current_thread() is threading.main_thread()
+    return critical() if main else contextlib.nullcontext()
 
 
 @contextlib.contextmanager
