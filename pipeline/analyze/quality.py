@@ -161,8 +161,7 @@ def _run_checks(con: duckdb.DuckDBPyConnection, ri: RunInputs, d: Decomposition,
                           f"output; {p.estimated_compute:,.0f} s of its work are estimated",
                           run, p.attempt))
     slow = d.components["slow"]
-    floor = max(NEG_PER_ATTEMPT_S * len(d.attempts), NEG_SHARE * d.t_obs)
-    if slow < -floor:
+    if slow < -negative_floor(d):
         out.append(_w("negative", f"run {run}: slow = {slow:,.0f} s is negative: the surviving "
                       "work took less than T_opt, so progress or attempts are missing",
                       run))
@@ -203,3 +202,10 @@ def fidelity(base: str, run: str, rows: list[dict[str, Any]],
         if w["run"] in (run, None):
             f = max(f, w["fidelity"], key=ORDER.__getitem__)
     return f
+
+
+def negative_floor(d: Decomposition) -> float:
+    """How far below 0 ``slow`` may go before the run's data contradict themselves (stamps
+    rounded to a second per attempt, a share of T_obs): the ``negative`` warning, and TOR
+    undefined (``analyze.run._tor``)."""
+    return max(NEG_PER_ATTEMPT_S * len(d.attempts), NEG_SHARE * d.t_obs)

@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from pipeline.analyze import approx
+from pipeline.analyze import approx, quality
 from pipeline.analyze.chains import assign_runs
 from pipeline.analyze.decompose import Decomposition, decompose, split_no_progress
 from pipeline.analyze.progress import RunInputs, collect, make_attempt_events
@@ -148,6 +148,12 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
         return None, "no progress lines linked to its attempts"
     if math.isnan(d.ideal_step_s):
         return None, "no step time could be measured"
+    over = -d.components["slow"]
+    if over > quality.negative_floor(d):
+        # the ``negative`` warning's case: a ratio above what the data can hold (72.3 from
+        # 88 shuffled iteration lines of several logs) is no result
+        return None, (f"T_opt exceeds the time its work took by {over:,.0f} s: progress lines "
+                      "are missing or not of one run (see the data-quality warnings)")
     return d.t_opt / d.t_obs, None
 
 

@@ -21,7 +21,7 @@ def render_model(m: dict[str, Any], approx: dict[str, str] | None = None) -> str
           is not None else "")
     real = m.get("realized_tor")
     lines = [f"  Model (from this run's fitted rates): predicted TOR {p['tor']:.3f}{iv} "
-             f"vs realized {real if real is None else format(real, '.3f')}; steady state "
+             f"vs realized {'undefined' if real is None else format(real, '.3f')}; steady state "
              f"{p['steady_tor']:.3f}",
              f"  {p['failures_per_day']:.2f} interruptions/day, mean restart "
              f"{p['mean_restart_s'] / 60:.1f} min; checkpoint every {m['tau_s'] / 60:.1f} min"

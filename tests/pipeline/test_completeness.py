@@ -129,6 +129,31 @@ def test_no_output_is_never_a_silent_zero(tmp_path: Path) -> None:
     assert "TOR undefined (no progress lines linked to its attempts)" in r.output
 
 
+def test_more_work_than_time_is_no_tor(tmp_path: Path) -> None:
+    """A job log whose iteration lines claim more work than their stamps allow (several
+    runs' lines in one file, or lines shuffled: a probe printed ``realized TOR 72.3082``
+    from such a file): TOR undefined with the reason, never a ratio above 1; the components
+    still sum to T_obs and the ``negative`` warning names the run."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    # Megatron-LM's training_log (megatron/training/training.py): 10 iterations of ~5 s
+    # each between stamps one second apart
+    (logs / "slurm-42.out").write_text("".join(
+        f" [2024-05-01 00:00:{k:02d}] iteration {10 * k:8d}/    1000 | consumed samples: "
+        f"{5120 * k:12d} | elapsed time per iteration (ms): 5000.0 | learning rate: "
+        f"1.000E-04 | global batch size:   512 | lm loss: 1.0E+01 |\n" for k in range(1, 40)))
+    doc = _analyze(logs, tmp_path / "out")
+    run = doc["runs"][0]
+    assert run["t_opt_s"] > run["t_obs_s"] > 0
+    assert run["tor"] is None and "T_opt exceeds the time its work took" in run["tor_undefined"]
+    assert abs(sum(run["components"].values()) - run["t_obs_s"]) < 1e-6
+    assert "negative" in _codes(doc)
+    r = CliRunner().invoke(main, ["analyze", str(logs), "--out", str(tmp_path / "o2")])
+    assert r.exit_code == 0, r.output
+    assert "TOR undefined (T_opt exceeds the time its work took by" in r.output
+    assert "vs realized undefined" in r.output and "realized TOR" not in r.output
+
+
 def test_output_named_without_ids_is_linked_by_time(tmp_path: Path) -> None:
     """No job id in the names: a file whose lines name its job (Slurm's ``*** JOB N ...``
     banner) is linked by content, the others by the last resort, their stamped lines inside
