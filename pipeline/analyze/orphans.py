@@ -51,12 +51,20 @@ def infer_orphans(con: duckdb.DuckDBPyConnection) -> int:
             SELECT 1 FROM attempts_linked a
             WHERE c.t0 <= coalesce(a."end", a.start) + INTERVAL 60 SECOND
               AND a.start - INTERVAL 60 SECOND <= c.t1)""")
+    attempts = inferred_attempts(con)
     if con.execute("SELECT count(*) FROM inference_files").fetchone() == (0,):
         return 0
     before = _count(con)
-    con.execute("INSERT INTO attempts_linked BY NAME " + sql("attempts_inferred"))
+    con.execute("INSERT INTO attempts_linked BY NAME " + attempts)
     _refine(con)
     return _count(con) - before
+
+
+def inferred_attempts(con: duckdb.DuckDBPyConnection) -> str:
+    """Cut ``inference_files`` into sessions (table ``inferred_sessions``, which quality.py
+    reads for its ``silence`` warning); returns the query of the attempts they make."""
+    con.execute("CREATE OR REPLACE TABLE inferred_sessions AS " + sql("inferred_sessions"))
+    return sql("attempts_inferred")
 
 
 def _count(con: duckdb.DuckDBPyConnection) -> int:

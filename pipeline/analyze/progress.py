@@ -2,7 +2,9 @@
 
 * Progress lines: one per logged iteration (the first line seen for an iteration wins, so
   several ranks printing the same line count once); iterations going backwards inside one
-  attempt without a load line are dropped and counted (``dropped_lines``).
+  attempt without a load line are dropped and counted (``dropped_lines``); each attempt's
+  largest such drop is kept (``backwards``: top iteration, the lower one, its time) for
+  ``quality.py``'s warning.
 * Saves: a ``ckpt_save_start``/``ckpt_save_end`` marks a save after that iteration; a save
   timer line (Megatron's ``save-checkpoint`` timer, seconds) that follows is its duration.
 * Resume point: the first checkpoint load of the attempt (iteration loaded).
@@ -26,6 +28,8 @@ class RunInputs:
     attempts: list[AttemptInput] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)  #: attempts_linked rows
     dropped_lines: int = 0
+    #: per attempt, its largest drop: (iteration before it, iteration after, epoch seconds)
+    backwards: dict[str, tuple[int, int, float]] = field(default_factory=dict)
 
 
 def _epoch(ts: object) -> float:
@@ -72,6 +76,11 @@ def collect(con: duckdb.DuckDBPyConnection) -> list[RunInputs]:
                 if iteration in s or (a.progress and iteration < a.progress[-1][1]):
                     if iteration not in s:
                         runs[run].dropped_lines += 1
+                        top = a.progress[-1][1]
+                        b = runs[run].backwards.get(attempt)
+                        if b is None or top - iteration > b[0] - b[1]:
+                            runs[run].backwards[attempt] = (
+                                top, int(iteration), us / 1e6 if us is not None else math.nan)
                     continue
                 s.add(iteration)
                 ms = float(value) if value is not None else math.nan

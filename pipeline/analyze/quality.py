@@ -29,6 +29,12 @@ The checks (thresholds written down here):
   estimated, see unseen.py);
 * ``restarts_unseen``: a pod's ``restartCount`` counts more incarnations since it was
   scheduled than its log and events show (silent.py);
+* ``silence``: job output that attempts are inferred from falls silent for more than a day
+  (``sql/inferred_sessions.sql``): the attempt is cut there; lines after it without progress
+  are left out of every attempt's time (another program's lines, or a later execution that
+  made no progress), pieces with progress become attempts of their own;
+* ``backwards``: an attempt's iterations drop by more than a logging interval with no
+  checkpoint load between (one process's counter only rises): lines of another run;
 * ``negative``: ``slow`` below ``-max(NEG_PER_ATTEMPT_S x attempts, NEG_SHARE x T_obs)``
   (surviving work took less than T_opt: progress is missing), or attempts from scheduler
   records that overlap by more than ``OVERLAP_S`` (counted once).
@@ -36,6 +42,8 @@ The checks (thresholds written down here):
 
 from __future__ import annotations
 
+import math
+from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
@@ -43,6 +51,7 @@ import duckdb
 from pipeline.analyze.decompose import Decomposition
 from pipeline.analyze.progress import RunInputs
 from pipeline.analyze.silent import restart_gaps
+from pipeline.units import human
 
 SILENT_S = 180.0
 NEG_PER_ATTEMPT_S = 2.0
@@ -90,6 +99,7 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
                       "say how they are named with --job-output PATTERN", files=silent,
                       fidelity="scheduler"))
     out += _records_cut(con)
+    out += _silences(con)
     for g in restart_gaps(con):
         out.append(_w("restarts_unseen", f"pod {g['pod']} restarted {g['restarts']} times since "
                       f"it was scheduled ({g['since']}), but only {g['seen']} of its "
@@ -160,6 +170,12 @@ def _run_checks(con: duckdb.DuckDBPyConnection, ri: RunInputs, d: Decomposition,
                           "an attempt between them is missing from the records and the "
                           f"output; {p.estimated_compute:,.0f} s of its work are estimated",
                           run, p.attempt))
+    for att, (top, low, t) in ri.backwards.items():
+        if top - low > k_log:
+            out.append(_w("backwards", f"run {run}: attempt {att}'s iterations go back from "
+                          f"{top:,} to {low:,} at {_iso(t)} with no checkpoint load between: "
+                          "its output holds the lines of another run (a file appended to by "
+                          "several jobs?); the lines after the drop are not counted", run, att))
     slow = d.components["slow"]
     if slow < -negative_floor(d):
         out.append(_w("negative", f"run {run}: slow = {slow:,.0f} s is negative: the surviving "
@@ -178,6 +194,12 @@ def _run_checks(con: duckdb.DuckDBPyConnection, ri: RunInputs, d: Decomposition,
     return out
 
 
+def _iso(t: float) -> str:
+    if math.isnan(t):
+        return "an unstamped line"
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def _records_cut(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     out = []
     for file, read, samples in con.execute(
@@ -189,6 +211,41 @@ def _records_cut(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
                           f"not a whole record (line {read}): the file was cut, and the "
                           "records after it are missing (attempts after it are inferred from "
                           "job output where there is some)", files=[file]))
+    return out
+
+
+def _silences(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    out = []
+    for file, run, silence, n_out, lines_out, t0, t1, n_in in con.execute("""
+            WITH s AS (
+                SELECT * FROM inferred_sessions s WHERE EXISTS (
+                    SELECT 1 FROM inferred_sessions c WHERE c.session > 0
+                    AND c.job_id = s.job_id AND c.file = s.file
+                    AND c.incarnation = s.incarnation))
+            SELECT s.file, min(a.run), max(s.silence_before),
+                   count(DISTINCT (s.incarnation, s.session)) FILTER (NOT s.has_progress),
+                   sum(s.lines) FILTER (NOT s.has_progress),
+                   min(s.start) FILTER (NOT s.has_progress),
+                   max(s."end") FILTER (NOT s.has_progress),
+                   count(DISTINCT (s.incarnation, s.session)) FILTER (s.has_progress)
+            FROM s LEFT JOIN attempts_linked a ON a.job_id = s.job_id
+                   AND a.source = 'inferred'
+            GROUP BY s.file ORDER BY s.file""").fetchall():
+        if run is None:
+            continue
+        what = []
+        if n_out:
+            span = f"{t0:%Y-%m-%d %H:%M} to {t1:%Y-%m-%d %H:%M}"
+            what.append(f"{lines_out:,} stamped lines ({span}) hold no progress and are left "
+                        "out of every attempt's time (another program's lines, or an "
+                        "execution that made no progress)")
+        if n_in > 1:
+            what.append(f"its {n_in} pieces with progress are attempts of their own, the "
+                        "silence between them counted as repair gap")
+        out.append(_w("silence", f"run {run}: {file} falls silent for {human(silence)}, "
+                      "longer than any training step, watchdog or checkpoint save (a day), so "
+                      "the attempts inferred from it are cut there: " + "; ".join(what),
+                      run, files=[file], fidelity="progress"))
     return out
 
 

@@ -148,12 +148,20 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
         return None, "no progress lines linked to its attempts"
     if math.isnan(d.ideal_step_s):
         return None, "no step time could be measured"
+    if d.iterations_net < 0:
+        return None, (f"the run ends at iteration {d.final_iteration:,}, below its start at "
+                      f"{d.start_iteration:,}: no net work to measure (progress lines of "
+                      "several runs in one file, or a rollback past the first checkpoint)")
     over = -d.components["slow"]
     if over > quality.negative_floor(d):
         # the ``negative`` warning's case: a ratio above what the data can hold (72.3 from
         # 88 shuffled iteration lines of several logs) is no result
         return None, (f"T_opt exceeds the time its work took by {over:,.0f} s: progress lines "
                       "are missing or not of one run (see the data-quality warnings)")
+    if over > 0 and d.t_opt > d.t_obs:
+        # within the floor, but a ratio above 1 is no TOR: the run is too short to measure
+        return None, (f"T_opt exceeds T_obs by {d.t_opt - d.t_obs:,.1f} s, within the rounding "
+                      "of stamps to the second; the run is too short to measure")
     return d.t_opt / d.t_obs, None
 
 

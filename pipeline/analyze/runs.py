@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.analyze.links import link_outputs
-from pipeline.analyze.orphans import infer_orphans
+from pipeline.analyze.orphans import infer_orphans, inferred_attempts
 from pipeline.analyze.silent import add_silent
 from pipeline.analyze.sql import sql
 from pipeline.ingest.ruletable import RulesError
@@ -77,7 +77,7 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
     link_outputs(con, [])
     con.execute("CREATE OR REPLACE TABLE inference_files AS SELECT DISTINCT file FROM events "
                 "WHERE source = 'joblog'")
-    con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + sql("attempts_inferred"))
+    con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + inferred_attempts(con))
     con.execute("DELETE FROM output_links")
     add_silent(con)  # Kubernetes: container incarnations that printed nothing
     return "progress"

@@ -137,6 +137,9 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
     for path in rates_docs:
         output.status(f"Fitted rates: {out / path.name} (tormortem fit {out} prints them; "
                       f"tormortem plan --rates {out} answers what-ifs)")
+    for r in result["runs"]:
+        if r.get("rates_undefined"):
+            output.status(f"No rates for run {r['run']}: {r['rates_undefined']}")
     for path in written:
         output.status(f"Report: {out / path.name}")
     n_warn = len(result.get("warnings") or [])

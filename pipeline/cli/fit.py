@@ -38,10 +38,13 @@ def fit_cmd(directory: Path, fmt: str | None) -> None:
             analysis = json.loads(path.read_text())
             written = write_rates(directory, analysis, dest=w.path)
             if not written:
+                why = [f"run {r['run']}: {r['rates_undefined']}" for r in analysis["runs"]
+                       if r.get("rates_undefined")]
                 raise click.ClickException(
-                    f"{path}: no run has progress lines, so there is no healthy step time to "
-                    "express rates against; add the job output (training progress) to the "
-                    "analysis")
+                    f"{path}: " + ("; ".join(why) if why else
+                                   "no run has progress lines, so there is no healthy step "
+                                   "time to express rates against; add the job output "
+                                   "(training progress) to the analysis"))
             docs = [json.loads(p.read_text()) for p in written]
             paths = [directory / p.name for p in written]
             w.commit()

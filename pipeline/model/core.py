@@ -199,7 +199,10 @@ def daly_tor(L: float, tau: float, delta: float, R: float) -> float:
     """TOR_MODEL.md section 5 verbatim: tau / (exp(L R) (exp(L (tau + delta)) - 1) / L)."""
     if L <= 0:
         return tau / (tau + delta)
-    return tau * L / (math.exp(L * R) * math.expm1(L * (tau + delta)))
+    try:
+        return tau * L / (math.exp(L * R) * math.expm1(L * (tau + delta)))
+    except OverflowError:  # L R or L tau past ~709: the ratio is below the smallest float
+        return 0.0
 
 
 def first_order_tor(L: float, tau: float, delta: float, R: float) -> float:

@@ -201,7 +201,7 @@ def fit(analysis_run: dict[str, Any], attempts: list[dict[str, Any]],
         cats.append(c)
     eps = r.get("slow_episodes", [])
     n_slow, slow_h = _fail_slow_counts(r, attempts, gpus, gpu_h)
-    if eps:
+    if eps and slow_h > 0:
         dur = [(_ts(e["end"]) - _ts(e["start"])) for e in eps]
         cats.append({
             "category": "unknown", "mode": "fail-slow", "scales_with": "gpu",
@@ -244,7 +244,7 @@ def fit(analysis_run: dict[str, Any], attempts: list[dict[str, Any]],
                           "mu_per_gpu_hour": n_slow / slow_h if slow_h else None},
         },
     }
-    if r.get("iterations_net"):
+    if (r.get("iterations_net") or 0) >= 1:  # (net 0 or below: lines of several runs)
         doc["target_iterations"] = int(r["iterations_net"])
     validate(doc, "fitted rates")
     return doc
@@ -292,6 +292,11 @@ def fit_dir(out: Any, analysis: dict[str, Any]) -> dict[str, dict[str, Any]]:
                     "node_count": len(a.get("nodes") or []) or None,
                     "at_risk_s": max(0.0, dur - a["hang_s"] - a["tail_s"]),
                     "interrupted": a["attempt"] in cause, "category": cause.get(a["attempt"])})
+            if r["interruptions"] and sum(a["at_risk_s"] for a in attempts) <= 0:
+                r["rates_undefined"] = (
+                    f"its {len(attempts)} attempts were at risk for 0 s (each one's lines share "
+                    "a stamp, or it hung from its start): no failure rate can be expressed")
+                continue
             saves = [int(x[0]) for x in con.execute(
                 "SELECT DISTINCT iteration FROM attempt_events WHERE run = ? AND iteration IS "
                 "NOT NULL AND kind IN ('ckpt_save_end', 'ckpt_save_start')", [r["run"]]

@@ -59,3 +59,13 @@ def test_meta_rsc_ettr() -> None:
     assert abs(five.tor - 0.93) < 0.02
     assert abs(hour.tor_daly - 0.70) < 0.02 and abs(five.tor_daly - 0.93) < 0.02
     assert hour.tor_first_order - hour.tor > 0.03  # first order drifts at L tau = 0.55
+
+
+def test_daly_form_past_the_float_range_is_zero_not_an_error() -> None:
+    """A failure every second and a 20-min restart (L R = 1,200: exp overflows; a probe's
+    analyze ended in ``internal error (OverflowError)``): the formula's value is below the
+    smallest float, so 0.0; just inside the range it is still the formula's."""
+    assert model.daly_tor(1.0, 1800.0, 60.0, 1200.0) == 0.0
+    L, tau, delta, R = 0.5, 1.0, 0.1, 1000.0  # exp(L R) = exp(500): finite
+    assert model.daly_tor(L, tau, delta, R) == pytest.approx(
+        tau * L / (math.exp(L * R) * math.expm1(L * (tau + delta))))

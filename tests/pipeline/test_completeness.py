@@ -203,3 +203,123 @@ def test_clean_demo_passes_strict(tmp_path: Path, strict: bool) -> None:
                                                                      else [])
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
+
+
+def _megatron(day: str, first: int, n: int, step_ms: float = 9_000.0,
+              every_s: int = 10) -> str:
+    """Megatron-LM's training_log lines (megatron/training/training.py: ``[%Y-%m-%d
+    %H:%M:%S]`` from print_datetime's clock, then `` iteration %8d/%8d |``), one iteration
+    per line, ``every_s`` seconds apart from 00:00:00 of ``day``."""
+    out = []
+    for k in range(n):
+        t = k * every_s
+        out.append(f" [{day} {t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d}] iteration "
+                   f"{first + k:8d}/  100000 | consumed samples: {512 * (first + k):12d} | "
+                   f"elapsed time per iteration (ms): {step_ms:.1f} | learning rate: "
+                   "1.000E-04 | global batch size:   512 | lm loss: 1.0E+01 |\n")
+    return "".join(out)
+
+
+def test_a_day_of_silence_cuts_an_inferred_attempt(tmp_path: Path) -> None:
+    """A job log (no scheduler record) whose last lines are another program's, 227 days
+    after its training (a probe printed ``realized TOR 0.0000`` with T_obs 227 d and no
+    warning): the attempt ends with the training's lines, and the ``silence`` warning says
+    which lines were left out."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    # slurmctld's lines (src/slurmctld/ping_nodes.c: error("Nodes %s not responding"),
+    # log.c's "[%Y-%m-%dT%H:%M:%S.%3N]" file stamp) pasted into the job's output
+    (logs / "slurm-790.out").write_text(_megatron("2024-03-03", 100, 40) + "".join(
+        f"[2024-10-17T08:1{k}:58.483] error: Nodes gpu-[30-31] not responding\n"
+        for k in range(3)))
+    doc = _analyze(logs, tmp_path / "out")
+    run = doc["runs"][0]
+    assert [a["source"] for a in run["attempts"]] == ["inferred"]
+    assert run["t_obs_s"] == 390.0
+    assert abs(sum(run["components"].values()) - run["t_obs_s"]) < 1e-6
+    assert 0.9 < run["tor"] <= 1.0
+    w = [x for x in doc["warnings"] if x["code"] == "silence"]
+    assert len(w) == 1 and "3 stamped lines (2024-10-17 08:10 to 2024-10-17 08:12)" in \
+        w[0]["message"] and "falls silent for 228d 08h" in w[0]["message"]
+
+
+def test_a_hang_until_the_time_limit_is_not_cut(tmp_path: Path) -> None:
+    """The same silence ended by slurmstepd's banner of the same job (a hang no watchdog
+    caught, killed at the time limit): the job was held all along, so the attempt runs to
+    the banner and no ``silence`` warning is given."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    # slurmstepd (src/slurmd/slurmstepd/req.c / mgr.c): "*** JOB %u ON %s CANCELLED AT %s
+    # DUE TO TIME LIMIT ***", printed into the job's stderr
+    (logs / "slurm-790.out").write_text(
+        _megatron("2024-03-03", 100, 40) + "slurmstepd: error: *** JOB 790 ON gpu017 "
+        "CANCELLED AT 2024-03-05T00:00:00 DUE TO TIME LIMIT ***\n")
+    doc = _analyze(logs, tmp_path / "out")
+    run = doc["runs"][0]
+    assert run["t_obs_s"] == 2 * 86400.0
+    assert "silence" not in _codes(doc)
+
+
+def test_progress_on_both_sides_of_a_silence_is_two_attempts(tmp_path: Path) -> None:
+    """Iteration lines, three days of nothing, then more (an output file appended to by a
+    later execution that printed no start line): two attempts, the silence between them
+    repair gap, and said."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "slurm-790.out").write_text(_megatron("2024-03-03", 100, 40)
+                                        + _megatron("2024-03-06", 140, 40))
+    doc = _analyze(logs, tmp_path / "out")
+    run = doc["runs"][0]
+    assert len(run["attempts"]) == 2
+    w = [x for x in doc["warnings"] if x["code"] == "silence"]
+    assert len(w) == 1 and "its 2 pieces with progress are attempts" in w[0]["message"]
+
+
+def test_a_run_shorter_than_its_rounding_has_no_tor(tmp_path: Path) -> None:
+    """Three iteration lines 1 s apart, each 1.3 s of work: T_opt 2.6 s > T_obs 2 s, within
+    the ``negative`` floor (stamps rounded to the second): TOR undefined, not 1.3."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "slurm-790.out").write_text(_megatron("2024-03-03", 100, 3, 1300.0, 1))
+    doc = _analyze(logs, tmp_path / "out")
+    run = doc["runs"][0]
+    assert run["t_opt_s"] > run["t_obs_s"] == 2.0
+    assert run["tor"] is None and "too short to measure" in run["tor_undefined"]
+
+
+def test_iterations_that_end_below_their_start_have_no_tor(tmp_path: Path) -> None:
+    """A later run's lines above an earlier run's in one file, the earlier one's checkpoint
+    load between (iterations 20,000, then a load of 1,440: a probe printed ``T_opt -1d 15h,
+    realized TOR -1838.6800`` and its fit failed its own schema with a negative
+    target_iterations): TOR undefined with the reason; the rates are still written, without
+    a target."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    # Megatron-LM megatron/training/checkpointing.py load_checkpoint: print_rank_0(f' loading
+    # checkpoint from {load_dir} at iteration {iteration}')
+    (logs / "slurm-790.out").write_text(
+        _megatron("2024-03-03", 20_000, 10, 900.0, 1)
+        + " loading checkpoint from /ckpt/gpt at iteration 1440\n"
+        + _megatron("2024-03-03", 1_441, 10, 900.0, 1).replace("00:00:0", "00:00:2"))
+    r = CliRunner().invoke(main, ["analyze", str(logs), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    run = json.loads((tmp_path / "o" / "analysis.json").read_text())["runs"][0]
+    assert (run["start_iteration"], run["final_iteration"]) == (19_999, 1_450)
+    assert run["tor"] is None and "below its start" in run["tor_undefined"]
+    assert "TOR undefined (the run ends at iteration 1,450" in r.output
+    rates = json.loads((tmp_path / "o" / "rates.json").read_text())
+    assert "target_iterations" not in rates
+
+
+def test_iterations_going_back_without_a_load_are_warned(tmp_path: Path) -> None:
+    """The same without the load line: one attempt whose counter drops (a process's only
+    rises): the ``backwards`` warning names it, and the run's fidelity is incomplete."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "slurm-790.out").write_text(
+        _megatron("2024-03-03", 20_000, 10, 900.0, 1)
+        + _megatron("2024-03-03", 1_441, 10, 900.0, 1).replace("00:00:0", "00:00:2"))
+    doc = _analyze(logs, tmp_path / "out")
+    w = [x for x in doc["warnings"] if x["code"] == "backwards"]
+    assert len(w) == 1 and "back from 20,009 to 1,441 at 2024-03-03 00:00:20" in w[0]["message"]
+    assert doc["runs"][0]["fidelity"] == "incomplete"

@@ -76,6 +76,29 @@ def test_fit_from_demo_analysis(tmp_path: Path) -> None:
     assert rates.checkpoint.delta.mean_s == pytest.approx(45.0, rel=0.1)
 
 
+def test_no_time_at_risk_gives_no_rates_not_an_infinite_interval(tmp_path: Path) -> None:
+    """Interruptions but attempts at risk for 0 s (each one's lines on one stamp, or hung
+    from its start; a probe's fit wrote ``rate_ci95[1]: inf`` and failed its own schema):
+    the run gets no rates, and the reason instead."""
+    ingest(expand_inputs([str(ROOT / "sample_logs" / "demo")]), tmp_path)
+    analysis = analyze_db(tmp_path / "tormortem.duckdb")
+    run = analysis["runs"][0]
+    for a in run["attempts"]:
+        a["hang_s"], a["tail_s"] = _span(a), 0.0
+    assert fit_dir(tmp_path, analysis) == {}
+    assert "at risk for 0 s" in run["rates_undefined"]
+    run["attempts"][0]["hang_s"] = 0.0  # one attempt at risk: rates again, finite
+    doc = fit_dir(tmp_path, analysis)[run["run"]]
+    assert all(math.isfinite(c["rate_ci95"][1]) for c in doc["categories"])
+
+
+def _span(a: dict[str, str]) -> float:
+    from datetime import datetime
+
+    return (datetime.fromisoformat(a["end"]) - datetime.fromisoformat(a["start"])
+            ).total_seconds()
+
+
 @pytest.mark.slow
 def test_interval_coverage_over_200_seeds() -> None:
     """The exact 95% intervals cover the true per-category rates 93-97% of the time at
