@@ -34,7 +34,15 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from parsers import fastrows, joblog_batch, joblog_frame, joblog_plan, joblog_preset, prefilter
+from parsers import (
+    fastrows,
+    joblog_batch,
+    joblog_frame,
+    joblog_plan,
+    joblog_preset,
+    joblog_sniff,
+    prefilter,
+)
 from parsers.base import (
     EVENT,
     NOISE,
@@ -59,15 +67,6 @@ from parsers.nccl import NcclMatcher
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
 
-_MARKERS = (
-    ("elapsed time per iteration (ms)", "> building ", "successfully saved checkpoint",
-     "------------------------ arguments ------------------------"),
-    ("[logging.py:", "[engine.py:", "RunningAvgSamplesPerSec=", "[Rank 0] step="),
-    ("***** Running training *****", "{'loss': ", "[INFO|trainer.py:"),
-    ("srun: error: ", "slurmstepd: error: ", "srun: Job step aborted"),
-    ("NCCL INFO", "NCCL WARN", "NCCL version "),
-    ("[default0]:", "[rank0]:", "torch.distributed.elastic", "Traceback (most recent call last)"),
-)
 _OWN = ("exact", "assumed_tz")
 
 
@@ -135,12 +134,9 @@ class JobLogParser(LineParser):
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
-        """Job output: markers of the training frameworks / launchers in the first bytes."""
-        families = sum(1 for fam in _MARKERS if any(m in head for m in fam))
-        ctx_job = FileContext.for_path(path, UTC).job_hint
-        if families:
-            return min(95, 55 + 10 * families + (5 if ctx_job else 0))
-        return 35 if ctx_job and path.endswith((".out", ".err")) else 0
+        """Job output: markers of the training frameworks / launchers in the first bytes
+        (``joblog_sniff``)."""
+        return joblog_sniff.score(head, FileContext.for_path(path, UTC).job_hint, path)
 
     # -- emitting ---------------------------------------------------------------------------
     def emit(self, **fields: Any) -> None:
