@@ -41,7 +41,7 @@ def infer_orphans(con: duckdb.DuckDBPyConnection) -> int:
             SELECT e.file, bool_or(e.job_id IS NOT NULL) AS named,
                    min(e.ts) AS t0, max(e.ts) AS t1
             FROM events e
-            WHERE e.source = 'joblog' AND e.kind = 'iteration'
+            WHERE e.kind = 'iteration'
               AND e.file NOT IN (SELECT file FROM output_links)
               AND (e.job_id IS NULL OR e.job_id NOT IN (SELECT job_id FROM attempts_linked))
             GROUP BY e.file

@@ -75,8 +75,10 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
         infer_orphans(con)
         return "scheduler"
     link_outputs(con, [])
+    # job output, and any file whose lines hold progress (one read as text of no known
+    # layout: its framework's lines only after 16 KiB of other output, parsers/joblog_sniff.py)
     con.execute("CREATE OR REPLACE TABLE inference_files AS SELECT DISTINCT file FROM events "
-                "WHERE source = 'joblog'")
+                "WHERE source = 'joblog' OR kind = 'iteration'")
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + inferred_attempts(con))
     con.execute("DELETE FROM output_links")
     add_silent(con)  # Kubernetes: container incarnations that printed nothing

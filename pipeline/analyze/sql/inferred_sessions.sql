@@ -25,7 +25,7 @@ WITH ev AS (
                            ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
                 ELSE ts END AS ts
     FROM events
-    WHERE source = 'joblog' AND file IN (SELECT file FROM inference_files)
+    WHERE file IN (SELECT file FROM inference_files)
 ),
 marks AS (
     -- every checkpoint load opens a start (each start loads once, also one that dies before
