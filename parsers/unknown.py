@@ -21,7 +21,10 @@ import polars as pl
 import pyarrow as pa
 
 MAX_FORMS = 2000
-FEW_LINES = 64  #: ``add_chunk`` of at most this many lines runs in Python (``_add_few``)
+#: ``add_chunk`` of at most this many lines runs in Python (``_add_few``). Measured: 95
+#: lines of one form 0.63 vs 2.41 ms by polars; 256 lines of 41 forms 2.1 vs 7.2 ms; 256
+#: lines all distinct 3.1 vs 10.0 ms; from ~500 distinct lines polars is faster
+FEW_LINES = 256
 OVERFLOW = "<more forms than kept>"
 #: (pattern, placeholder), applied in order; the same text for Python re and Rust regex.
 #: Two passes only (ids, then anything that starts with a digit: numbers, times, dates,

@@ -92,12 +92,12 @@ def test_forms_of_a_few_lines_are_those_of_masking_every_line(
 
     monkeypatch.setattr(unknown, "mask_series", spy)
     got = Forms()
-    for at in range(0, len(lines), 50):
-        got.add_chunk(pl.Series(lines[at:at + 50]), pl.Series(nos[at:at + 50], dtype=pl.Int64))
+    for at in range(0, len(lines), 250):
+        got.add_chunk(pl.Series(lines[at:at + 250]), pl.Series(nos[at:at + 250], dtype=pl.Int64))
     plain = [k for k, t in enumerate(lines) if not any(c in t for c in "\x1c\x1d\x1e\x1f")]
     one = Forms()
-    for at in range(0, len(plain), 50):
-        cut = plain[at:at + 50]
+    for at in range(0, len(plain), 250):
+        cut = plain[at:at + 250]
         one.add_chunk(pl.Series([lines[k] for k in cut]), pl.Series([nos[k] for k in cut]))
     assert list(one.forms.items()) == _masked_one_by_one([lines[k] for k in plain],
                                                          [nos[k] for k in plain])
@@ -106,8 +106,8 @@ def test_forms_of_a_few_lines_are_those_of_masking_every_line(
     assert any("\x1c" in t for t in sent) and any(not t.isascii() for t in sent)
     monkeypatch.setattr(unknown, "FEW_LINES", 0)
     vec = Forms()
-    for at in range(0, len(lines), 50):
-        vec.add_chunk(pl.Series(lines[at:at + 50]), pl.Series(nos[at:at + 50], dtype=pl.Int64))
+    for at in range(0, len(lines), 250):
+        vec.add_chunk(pl.Series(lines[at:at + 250]), pl.Series(nos[at:at + 250], dtype=pl.Int64))
     assert vec.forms == got.forms
 
 
