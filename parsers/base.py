@@ -238,6 +238,10 @@ class LineParser(Parser):
     def parse_line(self, text: str, line_no: int) -> int:
         raise NotImplementedError
 
+    #: what the parser found about the file as a whole, for its ``line_accounting.note``
+    #: (sacct's fixed-width output with cut columns); set while parsing
+    file_note: str | None = None
+
     #: what ``prepare`` returned for the chunk ``parse_chunk`` is planning (None: nothing)
     premasks: Any = None
 

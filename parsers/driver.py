@@ -258,7 +258,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         p.finish()
         _drain(p, on_events, on_records, on_progress)
         return FileResult(f.display, p.name, "line", p.acct, max(ready.nbytes, stats.bytes),
-                          with_notes(ready.note, stats), stats)
+                          with_notes(_joined(ready.note, p.file_note), stats), stats)
     got = open_parser(f, stats, tz=tz, year=year, source=source) if ready is None \
         else ready.got
     if isinstance(got, FileResult):
@@ -303,7 +303,11 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
     parser.finish()
     _drain(parser, on_events, on_records, on_progress)
     return FileResult(f.display, cls.name, "line", parser.acct, max(nbytes, stats.bytes),
-                      with_notes(note, stats), stats)
+                      with_notes(_joined(note, parser.file_note), stats), stats)
+
+
+def _joined(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
 
 
 def parse_text(cls: type[Parser], text: str, path: str = "test.log", *, tz: tzinfo = UTC,

@@ -13,8 +13,16 @@ Decisions where reality is ambiguous:
 * ``--duplicates`` prints one row per run of a requeued job (same JobID); each row is its own
   record. Without it sacct shows only the last run (and JSON always shows every run).
 * A file without a header line (``--noheader``) cannot be mapped to columns: its rows are
-  UNPARSED, and sniffing does not claim such a file. The fixed-width default output of plain
-  ``sacct`` (truncated to ``OUT_OF_ME+``) is not read either.
+  UNPARSED, and sniffing does not claim such a file.
+* Plain ``sacct`` (no ``-p``/``-P``) prints fixed-width columns: a header, a line of dashes
+  that gives each column's width, then the rows (src/sacct/print.c via print_fields: each
+  field ``%-*s`` or ``%*s`` of its width, one space apart; a longer value is cut to the
+  width with a ``+`` as its last character, ``OUT_OF_ME+``). Columns are read by those
+  widths. A row whose job id, times, exit code, node count or node list were cut is
+  UNPARSED (a cut time or node list is not data); a cut state is the one state it starts
+  (``OUT_OF_ME+``, ``CANCELLED+``), a cut TRES gives no GPU count, a cut job name is kept
+  as printed; the file's note says which columns were cut and how to print them whole
+  (``--parsable2``, or ``--format=NodeList%500,...``).
 * ``SubmitLine`` (Slurm >= 21.08), ``WorkDir`` and, from 23.02, ``StdOut``/``StdErr`` are kept
   on the job record (the analysis links job output files with them). A SubmitLine holding
   ``|`` splits into more fields than the header has: the surplus is joined back into it.
@@ -28,6 +36,7 @@ Decisions where reality is ambiguous:
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, ClassVar
 
 from parsers import hostlist
@@ -61,36 +70,54 @@ _KNOWN_COLS = ("jobid", "jobidraw", "jobname", "state", "exitcode", "start", "en
                "submitline", "workdir")
 
 
+_DASHES = re.compile(r"^ *-+(?: +-+)* *$")
+#: columns whose cut value makes a row unreadable (fixed-width output)
+_WHOLE = ("jobid", "jobidraw", "exitcode", "start", "end", "submit", "nodelist", "nnodes")
+#: job states (src/common/slurm_protocol_defs.c job_state_string): a cut one is the state it
+#: is the start of (OUT_OF_ME+), a cut ``CANCELLED by N`` is CANCELLED
+_STATES = ("BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
+           "OUT_OF_MEMORY", "PENDING", "PREEMPTED", "RUNNING", "REQUEUED", "RESIZING",
+           "REVOKED", "SUSPENDED", "TIMEOUT")
+
+
 class SacctTextParser(LineParser):
     """``sacct --parsable2`` (``|``-separated) or ``--parsable`` (trailing ``|``), any column
-    order or subset, with or without step rows."""
+    order or subset, with or without step rows; or plain ``sacct``'s fixed-width columns."""
 
     name: ClassVar[str] = "sacct"
-    description: ClassVar[str] = "sacct --parsable2 / --parsable text (header line required)"
+    description: ClassVar[str] = ("sacct --parsable2 / --parsable text, or its fixed-width "
+                                  "columns (header line required)")
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.cols: dict[str, int] | None = None
         self.ncols = 0
         self.trailing = False
+        self.spans: list[tuple[int, int]] | None = None  #: fixed-width columns
+        self._header_text: str | None = None  #: a fixed-width header, before its dashes
+        self._cut: dict[str, int] = {}  #: fixed-width column -> rows where it was cut
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
-        for line in head_lines(head, 5):
-            if not line.strip():
-                continue
-            cols = [c.strip().lower() for c in line.split("|")]
-            if "jobid" not in cols and "jobidraw" not in cols:
-                return 0
-            known = sum(1 for c in cols if c in _KNOWN_COLS)
-            return 95 if known >= 2 else 60
-        return 0
+        lines = [ln for ln in head_lines(head, 6) if ln.strip()]
+        if not lines:
+            return 0
+        if "|" in lines[0]:
+            cols = [c.strip().lower() for c in lines[0].split("|")]
+        elif len(lines) > 1 and _DASHES.match(lines[1]):
+            cols = lines[0].lower().split()
+        else:
+            return 0
+        if "jobid" not in cols and "jobidraw" not in cols:
+            return 0
+        known = sum(1 for c in cols if c in _KNOWN_COLS)
+        return 95 if known >= 2 else 60
 
     def parse_line(self, text: str, line_no: int) -> int:
         if not text.strip():
             return NOISE
         if "|" not in text:
-            return UNPARSED
+            return self._fixed(text, line_no)
         fields = text.split("|")
         if self.cols is None or (fields[0].strip().lower() in ("jobid", "jobidraw")):
             return self._header(fields)
@@ -108,6 +135,57 @@ class SacctTextParser(LineParser):
         except (ValueError, TimeError, hostlist.HostlistError):
             return UNPARSED
         return EVENT
+
+    def _fixed(self, text: str, line_no: int) -> int:
+        """A line of the fixed-width output: its header, its dashes, or a row."""
+        low = text.lower().split()
+        if "jobid" in low or "jobidraw" in low:
+            self._header_text = text
+            return NOISE
+        if _DASHES.match(text):
+            if self._header_text is None:
+                return UNPARSED
+            self.spans = [(m.start(), m.end()) for m in re.finditer(r"-+", text)]
+            self.cols = {self._header_text[a:b].strip().lower(): i
+                         for i, (a, b) in enumerate(self.spans)}
+            self.ncols, self.trailing, self._header_text = len(self.spans), False, None
+            return NOISE
+        if self.spans is None or self.cols is None:
+            return UNPARSED
+        fields = [text[a:b] for a, b in self.spans]
+        cut = [n for n, i in self.cols.items()
+               if len(fields[i]) == self.spans[i][1] - self.spans[i][0]
+               and fields[i].endswith("+")]
+        for n in cut:
+            self._cut[n] = self._cut.get(n, 0) + 1
+        self.file_note = self._cut_note()
+        if any(n in _WHOLE for n in cut):
+            return UNPARSED
+        for n in cut:  # a cut TRES says nothing sure of the GPUs; a cut state, its start
+            i = self.cols[n]
+            if n in ("alloctres", "allocgres"):
+                fields[i] = ""
+            elif n == "state":
+                base = fields[i].strip()[:-1].split(" ")[0]
+                known = [k for k in _STATES if k.startswith(base)]
+                if len(known) != 1:
+                    return UNPARSED
+                fields[i] = known[0]
+        try:
+            self._row(fields, text, line_no)
+        except (ValueError, TimeError, hostlist.HostlistError):
+            return UNPARSED
+        return EVENT
+
+    def _cut_note(self) -> str | None:
+        if not self._cut:
+            return None
+        cols = ", ".join(f"{n} ({k:,} rows)" for n, k in sorted(self._cut.items()))
+        lost = any(n in _WHOLE for n in self._cut)
+        return (f"sacct's fixed-width columns cut to their width ('+'): {cols}"
+                + ("; those rows are unread: print them whole with sacct --parsable2, or "
+                   "widen the columns (--format=JobID%20,Start%20,End%20,NodeList%500,...)"
+                   if lost else "; the values are kept as printed"))
 
     def _header(self, fields: list[str]) -> int:
         names = [f.strip().lower() for f in fields]

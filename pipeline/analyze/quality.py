@@ -24,6 +24,8 @@ The checks (thresholds written down here):
   accounts for: its attempts are inferred from its lines;
 * ``records_cut``: a scheduler-record file (sacct text) with lines it could not read at its
   end -- the file was cut mid-record, and the records after it are missing;
+* ``records_unread``: sacct's fixed-width output whose rows were cut to their columns'
+  widths (``+``): those records are missing;
 * ``record_gap``: an attempt resumes from an iteration more than one logging interval above
   anything earlier attempts showed: an attempt between them is missing (its work is
   estimated, see unseen.py);
@@ -202,11 +204,17 @@ def _iso(t: float) -> str:
 
 def _records_cut(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     out = []
-    for file, read, samples in con.execute(
-            "SELECT a.file, a.read, list(u.line_no ORDER BY u.line_no) FROM line_accounting a "
-            "JOIN unparsed_samples u ON u.file = a.file WHERE a.source IN ('sacct', "
-            "'scontrol') GROUP BY a.file, a.read").fetchall():
-        if samples and samples[-1] == read:
+    for file, read, unparsed, note, samples in con.execute(
+            "SELECT a.file, a.read, a.unparsed, a.note, list(u.line_no ORDER BY u.line_no) "
+            "FROM line_accounting a JOIN unparsed_samples u ON u.file = a.file WHERE "
+            "a.source IN ('sacct', 'scontrol') GROUP BY a.file, a.read, a.unparsed, a.note"
+            ).fetchall():
+        if note and "fixed-width columns cut" in note and "unread" in note:
+            out.append(_w("records_unread", f"scheduler records {file}: {unparsed:,} rows are "
+                          "unread, their columns cut to their width by sacct ('+'): the "
+                          "attempts they hold are missing (inferred from job output where "
+                          "there is some); print sacct with --parsable2", files=[file]))
+        elif samples and samples[-1] == read:
             out.append(_w("records_cut", f"scheduler records {file} end with a line that is "
                           f"not a whole record (line {read}): the file was cut, and the "
                           "records after it are missing (attempts after it are inferred from "
