@@ -349,3 +349,20 @@ def test_progress_in_a_file_of_no_known_layout_makes_attempts(tmp_path: Path) ->
     run = doc["runs"][0]
     assert [a["source"] for a in run["attempts"]] == ["inferred"]
     assert run["iterations_net"] == 99 and 0.8 < run["tor"] <= 1.0, run
+
+
+def test_sacct_with_cut_columns_is_warned(tmp_path: Path) -> None:
+    """The demo's sacct printed as plain sacct does, at its default widths: node lists longer
+    than 15 characters are cut (``node[001-005,0+``), those rows unread, and analyze says
+    so (``records_unread``) instead of computing from what is left in silence."""
+    from tests.parsers.test_sacct_fixed import DEFAULT, _fixed
+
+    logs = _copy(tmp_path)
+    sacct = logs / "slurm" / "sacct.txt"
+    head, *rows = sacct.read_text().splitlines()
+    widths = {**DEFAULT, "partition": 10, "alloctres": 10}
+    sacct.write_text(_fixed(head, rows, widths))
+    assert "node[001-005,0+" in sacct.read_text()
+    doc = _analyze(logs, tmp_path / "out")
+    w = [x for x in doc["warnings"] if x["code"] == "records_unread"]
+    assert len(w) == 1 and "--parsable2" in w[0]["message"]
