@@ -419,6 +419,11 @@ class LineParser(Parser):
                 acct.samples.append((i + first, text[:500]))
 
 
+class DocumentError(ValueError):
+    """A document that is not what its parser reads (not valid YAML, ...): quarantined with
+    this message, like invalid JSON."""
+
+
 class DocumentParser(Parser):
     unit = "record"
 

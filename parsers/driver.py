@@ -19,7 +19,14 @@ import polars as pl
 import pyarrow as pa
 
 from parsers import progress_batch, registry, remote
-from parsers.base import Accounting, DocumentParser, FileContext, LineParser, Parser
+from parsers.base import (
+    Accounting,
+    DocumentError,
+    DocumentParser,
+    FileContext,
+    LineParser,
+    Parser,
+)
 from parsers.batch import Opened, Ready
 from parsers.filecheck import looks_binary, read_head_or_note, unparsed_lines, with_notes
 from parsers.reader import (
@@ -42,8 +49,8 @@ AHEAD = 2
 BatchFn = Callable[[pa.RecordBatch], None]
 #: a document that is not JSON, or JSON of another shape than the parser's source writes (a
 #: field of another type): the file's lines are counted unparsed, with the reason, no rows
-DOCUMENT_ERRORS = (json.JSONDecodeError, UnicodeDecodeError, AttributeError, TypeError,
-                   KeyError, IndexError)
+DOCUMENT_ERRORS = (json.JSONDecodeError, DocumentError, UnicodeDecodeError, AttributeError,
+                   TypeError, KeyError, IndexError)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Kubernetes JSON documents: ``kubectl get events|pods|pytorchjobs -o json``.
+"""Kubernetes documents: ``kubectl get events|pods|pytorchjobs -o json`` (or ``-o yaml``).
 
 All three parsers read any of these objects, so a mixed List (``kubectl get
 pods,pytorchjobs -o json``) loses nothing: every item is dispatched on its ``kind`` and its
@@ -18,6 +18,10 @@ the involved object when it is a Pod or a PyTorchJob (a pod's *attempts* are
 event correlator folds a crash-looping container's ``Started``/``BackOff`` into one Event)
 also gives a ``k8s_event_first`` row at its first occurrence (firstTimestamp, or eventTime
 for an events.k8s.io series), same code, device and count: the repeats lie between the two.
+
+``-o yaml`` is the same object tree (kubectl marshals the JSON to YAML): read with PyYAML's
+safe loader, several ``---`` documents as one list; a value YAML would read as a timestamp
+(kubectl quotes them, a hand-edited file may not) is turned back into its RFC 3339 text.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from datetime import date, datetime
 from typing import Any, ClassVar
 
-from parsers.base import EVENT, NOISE, UNPARSED, DocumentParser, Parser
+from parsers.base import EVENT, NOISE, UNPARSED, DocumentError, DocumentParser, Parser
 from parsers.k8s_common import as_dict, as_int, as_str, event_host, first_ts, object_kind
 from parsers.k8s_pod import handle_pod
 from parsers.k8s_pytorchjob import handle_pytorchjob
@@ -36,20 +41,55 @@ _TRAINING_JOB_KINDS = {"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob
 
 
 def _kind_re(kind: str) -> re.Pattern[str]:
-    return re.compile(rf'"kind"\s*:\s*"{kind}"')
+    return re.compile(rf'"kind"\s*:\s*"{kind}"|^[ \t]*(?:- )?kind: ["\']?{kind}["\']?[ \t]*$',
+                      re.M)
 
 
 _EVENT_KIND = _kind_re("Event")
 _POD_KIND = _kind_re("Pod")
 _PTJ_KIND = _kind_re("PyTorchJob")
+_YAML_START = re.compile(r"(?:---[ \t]*\n)?(?:apiVersion|kind|items|metadata):")
 
 
 def _is_json(head: str) -> bool:
-    return head.lstrip()[:1] in ("{", "[")
+    """A JSON document, or the YAML kubectl prints for one."""
+    h = head.lstrip()
+    return h[:1] in ("{", "[") or _YAML_START.match(h) is not None
+
+
+def _has(head: str, key: str) -> bool:
+    """``key`` as a JSON member name or a YAML mapping key."""
+    return f'"{key}"' in head or re.search(rf"^[ \t]*(?:- )?{key}:", head, re.M) is not None
 
 
 def _event_shape(head: str) -> bool:
-    return '"involvedObject"' in head or '"regarding"' in head
+    return _has(head, "involvedObject") or _has(head, "regarding")
+
+
+def _load(data: bytes) -> Any:
+    """The document: JSON, or YAML (several documents: a list of them)."""
+    if data.lstrip()[:1] in (b"{", b"["):
+        return json.loads(data)
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        docs = [d for d in yaml.load_all(data, Loader=loader) if d is not None]
+    except yaml.YAMLError as e:
+        raise DocumentError(f"not valid YAML either: {str(e).splitlines()[0]}") from None
+    return _texts(docs[0] if len(docs) == 1 else docs)
+
+
+def _texts(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _texts(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_texts(x) for x in v]
+    if isinstance(v, datetime):
+        return v.isoformat().replace("+00:00", "Z")
+    if isinstance(v, date):
+        return v.isoformat()
+    return v
 
 
 def handle_event(p: Parser, ev: dict[str, Any], rec: int) -> int:
@@ -107,12 +147,15 @@ class K8sJsonParser(DocumentParser):
     """Shared reading of a Kubernetes JSON document (a List or a single object)."""
 
     def parse_document(self, data: bytes) -> None:
-        doc = json.loads(data)
+        doc = _load(data)
         if isinstance(doc, dict) and isinstance(doc.get("items"), list):
             items: list[Any] = doc["items"]
             list_kind = as_str(doc.get("kind"))
-        elif isinstance(doc, list):
-            items, list_kind = doc, None
+        elif isinstance(doc, list):  # (YAML documents that are Lists: their items)
+            items = [x for d in doc for x in (
+                d["items"] if isinstance(d, dict) and isinstance(d.get("items"), list)
+                else [d])]
+            list_kind = None
         else:
             items, list_kind = [doc], None
         for rec, item in enumerate(items, start=1):
@@ -154,9 +197,9 @@ class K8sPodParser(K8sJsonParser):
         """A JSON document with a Pod object, and no Event or PyTorchJob shape."""
         if not _is_json(head) or not _POD_KIND.search(head) or _event_shape(head):
             return 0
-        if '"pytorchReplicaSpecs"' in head:
+        if _has(head, "pytorchReplicaSpecs"):
             return 0
-        if '"containerStatuses"' in head or '"nodeName"' in head or '"containers"' in head:
+        if any(_has(head, k) for k in ("containerStatuses", "nodeName", "containers")):
             return 90
         return 40
 
@@ -171,4 +214,4 @@ class PyTorchJobParser(K8sJsonParser):
         if not _is_json(head) or not _PTJ_KIND.search(head) or _event_shape(head):
             return 0
         # a Pod's ownerReferences also name kind PyTorchJob: the spec is what tells them apart
-        return 90 if '"pytorchReplicaSpecs"' in head else 0
+        return 90 if _has(head, "pytorchReplicaSpecs") else 0
