@@ -73,9 +73,7 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
         assign_runs(con)
         runs = collect(con)
         if not runs:
-            raise AnalysisError(
-                "no attempts found: the logs have no scheduler records (sacct, sacct --json, "
-                "pod status) and no training progress lines; add them to the inputs")
+            raise AnalysisError(_no_attempts(con))
         results = []
         base: list[dict[str, Any]] = []
         decs: dict[str, Decomposition] = {}
@@ -137,6 +135,22 @@ def _skew_warnings(skews: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _dt(t: float | None) -> datetime | None:
     return None if t is None else datetime.fromtimestamp(t, UTC)
+
+
+def _no_attempts(con: duckdb.DuckDBPyConnection) -> str:
+    """Why there is nothing to analyse, with what the logs do hold."""
+    row = con.execute("SELECT count(*), count(DISTINCT file) FROM events "
+                      "WHERE kind = 'progress_bar'").fetchone()
+    bars, files = (int(row[0]), int(row[1])) if row else (0, 0)
+    if bars:
+        return (f"no attempts found: the logs have no scheduler records (sacct, sacct --json, "
+                f"pod status) and no progress line with its own time; {bars:,} tqdm bar "
+                f"updates in {files:,} file(s) (HF Trainer, Lightning) carry no timestamp and "
+                "are not used as progress: add the scheduler records, and for the work, a "
+                "logging callback that prints the step with a time (or Megatron/DeepSpeed "
+                "progress lines)")
+    return ("no attempts found: the logs have no scheduler records (sacct, sacct --json, "
+            "pod status) and no training progress lines; add them to the inputs")
 
 
 def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]

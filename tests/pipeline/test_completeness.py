@@ -366,3 +366,16 @@ def test_sacct_with_cut_columns_is_warned(tmp_path: Path) -> None:
     doc = _analyze(logs, tmp_path / "out")
     w = [x for x in doc["warnings"] if x["code"] == "records_unread"]
     assert len(w) == 1 and "--parsable2" in w[0]["message"]
+
+
+def test_hf_trainer_bars_alone_say_why_there_is_no_run(tmp_path: Path) -> None:
+    """HF Trainer output (sample_logs/real_formats/training/gpu-worker-3/job-555.out: tqdm
+    bars redrawn with \\r, no stamp of their own) and nothing else: the error names the bars
+    it read and why they are not progress, not 'no training progress lines'."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(DEMO.parents[0] / "real_formats" / "training" / "gpu-worker-3" / "job-555.out",
+                logs)
+    r = CliRunner().invoke(main, ["analyze", str(logs), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 1
+    assert "3 tqdm bar updates in 1 file(s)" in r.output and "Traceback" not in r.output
