@@ -6,7 +6,8 @@
   in the message, so an unknown prefix before it does not matter);
 * ``code`` / ``device`` / ``host`` / ``job_id``: a literal, or ``{name}`` for a named group of
   ``pattern`` (``"CUDA_ERROR_{name}"`` mixes both); ``value`` / ``rank`` / ``iteration``: the
-  name of a numeric group;
+  name of a numeric group; ``value_scale``: a factor for ``value`` (an iteration row's value
+  is milliseconds per iteration: 1000 for a framework that prints seconds);
 * ``format`` (default: the file's stem), ``status`` (``event`` by default; ``noise`` claims a
   recognised line that carries no signal), ``anchors`` (literals; by default derived from the
   pattern by ``parsers.anchors``), ``examples`` (real-format lines the signature must match;
@@ -39,7 +40,7 @@ _FIELD = re.compile(r"\{(\w+)\}")
 _TEXT_FIELDS = ("code", "device", "host", "job_id")
 _NUM_FIELDS = ("value", "rank", "iteration")
 _KEYS = {"id", "kind", "pattern", "format", "status", "anchors", "examples", "cite",
-         *_TEXT_FIELDS, *_NUM_FIELDS}
+         "value_scale", *_TEXT_FIELDS, *_NUM_FIELDS}
 #: a named group ``message`` gives the row's message (default: the whole message)
 
 
@@ -60,6 +61,7 @@ class Signature:
     ci: bool
     examples: tuple[str, ...]
     cite: str
+    value_scale: float = 1.0
 
     def row(self, m: re.Match[str]) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "format": self.format}
@@ -70,7 +72,7 @@ class Signature:
             v = groups.get(group)
             if v is not None:
                 with contextlib.suppress(ValueError):
-                    out[name] = float(v) if name == "value" else int(v)
+                    out[name] = float(v) * self.value_scale if name == "value" else int(v)
         return out
 
 
@@ -106,9 +108,13 @@ def _compile(raw: dict[str, Any], where: str, fmt: str) -> Signature:
     for _name, g in numbers:
         if g not in regex.groupindex:
             raise SignatureError(f"{where}: signature {sid!r}: {g!r} is not a named group")
+    scale = raw.get("value_scale", 1.0)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        raise SignatureError(f"{where}: signature {sid!r}: value_scale must be a positive "
+                             "number")
     return Signature(str(sid), raw["kind"], regex, fields, numbers, raw.get("format", fmt),
                      raw.get("status", "event") == "noise", anchors, ci,
-                     tuple(raw.get("examples", ())), raw.get("cite", ""))
+                     tuple(raw.get("examples", ())), raw.get("cite", ""), float(scale))
 
 
 def load_file(path: Path | Any, name: str) -> list[Signature]:
