@@ -172,12 +172,16 @@ def _run_checks(con: duckdb.DuckDBPyConnection, ri: RunInputs, d: Decomposition,
                           "an attempt between them is missing from the records and the "
                           f"output; {p.estimated_compute:,.0f} s of its work are estimated",
                           run, p.attempt))
-    for att, (top, low, t) in ri.backwards.items():
-        if top - low > k_log:
-            out.append(_w("backwards", f"run {run}: attempt {att}'s iterations go back from "
-                          f"{top:,} to {low:,} at {_iso(t)} with no checkpoint load between: "
-                          "its output holds the lines of another run (a file appended to by "
-                          "several jobs?); the lines after the drop are not counted", run, att))
+    back = sorted(((top - low, att, top, low, t) for att, (top, low, t) in
+                   ri.backwards.items() if top - low > k_log), reverse=True)
+    if back:  # one warning per run (a file of several runs' lines drops in every attempt)
+        _, att, top, low, t = back[0]
+        more = f" (and in {len(back) - 1} more attempts; this is the largest drop)" \
+            if len(back) > 1 else ""
+        out.append(_w("backwards", f"run {run}: attempt {att}'s iterations go back from "
+                      f"{top:,} to {low:,} at {_iso(t)} with no checkpoint load between{more}: "
+                      "its output holds the lines of another run (a file appended to by "
+                      "several jobs?); the lines after the drop are not counted", run, att))
     slow = d.components["slow"]
     if slow < -negative_floor(d):
         out.append(_w("negative", f"run {run}: slow = {slow:,.0f} s is negative: the surviving "
