@@ -32,6 +32,7 @@ import math
 from typing import Any
 
 from pipeline.analyze.decompose import AttemptInput, AttemptParts, Decomposition
+from pipeline.analyze.silent import STARTED
 
 INFERRED_BOUNDS = ("start and end inferred from the first and last lines of its output (no "
                    "scheduler record): the time before its first line is counted as repair "
@@ -59,8 +60,10 @@ def attempt_approx(k: int, d: Decomposition, a: AttemptInput, row: dict[str, Any
     out: dict[str, str] = {}
     last = k + 1 == len(d.attempts)
     if row.get("fidelity") == "progress":
+        started = row.get("reason") == STARTED  # (its start read from the container's)
         for f in ("start", "end", "startup_s", "repair_after_s", "tail_s" if last else "hang_s"):
-            out[f] = INFERRED_BOUNDS
+            if not (started and f in ("start", "startup_s")):
+                out[f] = INFERRED_BOUNDS
         if last:
             out.pop("repair_after_s")
     if not a.progress:

@@ -13,8 +13,10 @@ crash loop at start-up) leaves no trace there. The cluster still saw it:
 * the PyTorchJob's ``Restarting`` condition (when the operator last restarted it).
 
 ``add_silent`` matches each container start of the log's pod to the log's attempts (the
-latest start at or before an attempt's first line is that attempt's); a start no attempt
-claims is an incarnation that printed nothing: an attempt is added (source ``k8s_silent``,
+latest start at or before an attempt's first line is that attempt's, and becomes its start
+when it is exact, after the previous attempt's last line and at most ``START_WITHIN_S``
+before: the time to its first line is startup, not repair); a start no attempt claims is an
+incarnation that printed nothing: an attempt is added (source ``k8s_silent``,
 no progress; start = the start, end = its own finishedAt when the pod status has it, else the
 first BackOff/Killing after it, else the next start), with the exit code and reason the pod
 status gives. ``restart_gaps`` compares the pod's ``restartCount`` with the incarnations
@@ -32,6 +34,10 @@ from typing import Any
 import duckdb
 
 MATCH_S = 5.0  #: a container start this close after an attempt's first line is still its own
+#: a container start at most this long before an attempt's first line is that attempt's start
+START_WITHIN_S = 6 * 3600.0
+#: ``reason`` of an inferred attempt whose start is its container's
+STARTED = "start: its container's start (kubelet Started event / pod status)"
 
 
 @dataclass
@@ -91,11 +97,14 @@ def add_silent(con: duckdb.DuckDBPyConnection) -> int:
         if not starts:
             continue
         claimed: set[int] = set()
+        prev_end = None
         for a in atts:
             own = [k for k, s in enumerate(starts)
                    if s.ts <= a[3] + timedelta(seconds=MATCH_S)]
             if own:
                 claimed.add(own[-1])
+                _start_at(con, a, starts[own[-1]], prev_end)
+            prev_end = a[4]
         ends = _ends(con, _pod(file))
         for k, s in enumerate(starts):
             if k in claimed or s.ts < atts[0][3] - timedelta(hours=1):
@@ -121,6 +130,19 @@ def add_silent(con: duckdb.DuckDBPyConnection) -> int:
         if added:
             _renumber(con, file)
     return added
+
+
+def _start_at(con: duckdb.DuckDBPyConnection, a: tuple[Any, ...], s: Start,
+              prev_end: datetime | None) -> None:
+    """The attempt (inferred from its first output line) starts when its container did, when
+    that is known exactly (not a start spread inside a folded event) and lies after the
+    previous attempt's last line: the time between is the incarnation's startup (image
+    start, imports, NCCL set-up), not repair."""
+    if s.approx or s.ts >= a[3] or (prev_end is not None and s.ts < prev_end) \
+            or a[3] - s.ts > timedelta(seconds=START_WITHIN_S):
+        return
+    con.execute("UPDATE attempts_linked SET start = ?, reason = ? WHERE attempt = ?",
+                [s.ts, STARTED, a[0]])
 
 
 def _ends(con: duckdb.DuckDBPyConnection, pod: str) -> list[datetime]:
