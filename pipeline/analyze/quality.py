@@ -37,6 +37,8 @@ The checks (thresholds written down here):
   made no progress), pieces with progress become attempts of their own;
 * ``backwards``: an attempt's iterations drop by more than a logging interval with no
   checkpoint load between (one process's counter only rises): lines of another run;
+* ``timezone``: kernel lines that carry their UTC offset line up with the interruptions only
+  when moved by hours (``zone.py``): the stamps without a zone were read in the wrong one;
 * ``negative``: ``slow`` below ``-max(NEG_PER_ATTEMPT_S x attempts, NEG_SHARE x T_obs)``
   (surviving work took less than T_opt: progress is missing), or attempts from scheduler
   records that overlap by more than ``OVERLAP_S`` (counted once).
@@ -53,6 +55,7 @@ import duckdb
 from pipeline.analyze.decompose import Decomposition
 from pipeline.analyze.progress import RunInputs
 from pipeline.analyze.silent import restart_gaps
+from pipeline.analyze.zone import zone_shift
 from pipeline.units import human
 
 SILENT_S = 180.0
@@ -102,6 +105,7 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
                       fidelity="scheduler"))
     out += _records_cut(con)
     out += _silences(con)
+    out += _zone(con)
     for g in restart_gaps(con):
         out.append(_w("restarts_unseen", f"pod {g['pod']} restarted {g['restarts']} times since "
                       f"it was scheduled ({g['since']}), but only {g['seen']} of its "
@@ -224,6 +228,23 @@ def _records_cut(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
                           "records after it are missing (attempts after it are inferred from "
                           "job output where there is some)", files=[file]))
     return out
+
+
+def _zone(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    got = zone_shift(con)
+    if got is None:
+        return []
+    shift, hits, zero = got
+    off = shift  # local = UTC + offset: the exact lines moved by it read as the local stamps
+    name = f"UTC{'+' if off >= 0 else '-'}{abs(off) // 3600:02d}:{abs(off) % 3600 // 60:02d}"
+    etc = f"Etc/GMT{'-' if off > 0 else '+'}{abs(off) // 3600}" if off % 3600 == 0 else None
+    return [_w("timezone", f"kernel lines stamped with their UTC offset line up with {hits} "
+               f"interruptions when moved by {shift / 3600:+g} h, and with {zero} as read: the "
+               "stamps without a zone (slurmctld, sacct, job output) are most likely local "
+               f"time at {name}, but were read in --tz (UTC unless given), so node evidence "
+               "falls outside the windows and root causes become symptoms; run again with "
+               "--tz set to the cluster's zone"
+               + (f" (or --tz {etc}, that fixed offset)" if etc else ""))]
 
 
 def _silences(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

@@ -379,3 +379,51 @@ def test_hf_trainer_bars_alone_say_why_there_is_no_run(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["analyze", str(logs), "--out", str(tmp_path / "o")])
     assert r.exit_code == 1
     assert "3 tqdm bar updates in 1 file(s)" in r.output and "Traceback" not in r.output
+
+
+def _local(logs: Path, hours: int) -> None:
+    """The demo as a cluster keeping local time at UTC+``hours`` writes it: slurmctld, sacct
+    and Megatron print local time with no zone; rsyslog's RFC 3339 template prints local time
+    with its offset (``2024-05-01T08:06:29.860533+08:00``: the same instant)."""
+    import re
+    from datetime import datetime, timedelta
+
+    h = timedelta(hours=hours)
+
+    def move(m: re.Match[str], fmt: str) -> str:
+        return (datetime.strptime(m.group(1), fmt) + h).strftime(fmt)
+
+    off = f"{'+' if hours >= 0 else '-'}{abs(hours):02d}:00"
+    for p in logs.rglob("*"):
+        if not p.is_file():
+            continue
+        t = p.read_text()
+        if "nodes" in p.parts:
+            t = re.sub(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)\+00:00",
+                       lambda m: move(m, "%Y-%m-%dT%H:%M:%S") + m.group(2) + off, t)
+        else:
+            t = re.sub(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)",
+                       lambda m: move(m, "%Y-%m-%dT%H:%M:%S"), t)
+            t = re.sub(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)",
+                       lambda m: move(m, "%Y-%m-%d %H:%M:%S"), t)
+        p.write_text(t)
+
+
+def test_local_time_read_as_utc_is_warned(tmp_path: Path) -> None:
+    """A cluster at UTC+8 (rsyslog prints its offset, Slurm and Megatron do not), analysed
+    without --tz: the GPU faults fall 8 h outside their attempts' windows and become NCCL
+    timeouts. The ``timezone`` warning names the offset; with --tz the root causes are the
+    truth's and nothing is warned."""
+    from zoneinfo import ZoneInfo
+
+    logs = _copy(tmp_path)
+    _local(logs, 8)
+    doc = _analyze(logs, tmp_path / "out")
+    w = [x for x in doc["warnings"] if x["code"] == "timezone"]
+    assert len(w) == 1 and "UTC+08:00" in w[0]["message"] and "Etc/GMT-8" in w[0]["message"]
+    assert doc["runs"][0]["fidelity"] == "incomplete"
+    ingest(expand_inputs([str(logs)]), tmp_path / "o2", tz=ZoneInfo("Asia/Shanghai"))
+    right = analyze_db(tmp_path / "o2" / "tormortem.duckdb")
+    assert "timezone" not in _codes(right)
+    assert [i["category"] for i in right["runs"][0]["interruptions"]] == [
+        i["category"] for i in TRUTH["interruptions"]]
