@@ -28,6 +28,7 @@ import pyarrow as pa
 from pipeline.analyze import approx, quality
 from pipeline.analyze.chains import assign_runs
 from pipeline.analyze.decompose import Decomposition, decompose, split_no_progress
+from pipeline.analyze.hosts import alias_hosts
 from pipeline.analyze.progress import RunInputs, collect, make_attempt_events
 from pipeline.analyze.quality import ORDER
 from pipeline.analyze.quality import check as check_quality
@@ -68,6 +69,7 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
     con = connect(db)
     try:
         con.execute("SET TimeZone = 'UTC'")
+        alias_hosts(con)
         fidelity = link_attempts(con, load_run_map(run_map), job_output)
         make_attempt_events(con)
         assign_runs(con)
