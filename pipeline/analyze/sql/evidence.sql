@@ -33,6 +33,10 @@
 --   * its category is a failure category (not none/progress/checkpoint/unclassified).
 -- A job-output line with no time at all (an .err file that never printed a stamp) counts at
 -- the attempt's end when its job id had a single execution, so there is no doubt whose it is.
+-- So does, at the latest time it can have (the next own stamp of its file, or the end), one
+-- whose inherited stamp falls before the window while that next stamp does not: an inherited
+-- stamp is only a lower bound (stderr split from stdout keeps the last stamp stderr printed,
+-- Megatron's start-of-training line, hours before the watchdog lines that follow it).
 -- Ranking: the most specific evidence is the root cause, the earliest among equals (then file
 -- and line for a stable order); the rest are listed as symptoms.
 WITH known AS (SELECT DISTINCT job_id FROM attempts_linked),
@@ -49,6 +53,15 @@ ev AS MATERIALIZED (
     LEFT JOIN known k ON k.job_id = c.job_id
     LEFT JOIN output_links l ON k.job_id IS NULL AND l.file = c.file
     LEFT JOIN host_skew sk ON c.job_id IS NULL AND sk.host = c.host AND sk.source = c.source
+),
+stale AS (
+    -- inherited stamps: the next stamp of their own in the same file (the latest they can be;
+    -- an ASOF join, not a range join over every line of a long job log)
+    SELECT e.rid, o.ts AS next_own
+    FROM (SELECT rid, file, line_no FROM ev WHERE ts_flag = 'inherited') e
+    ASOF JOIN (SELECT file, line_no, ts FROM events
+               WHERE ts_flag IN ('exact', 'assumed_tz') AND file IS NOT NULL) o
+      ON o.file = e.file AND o.line_no > e.line_no
 ),
 pairs AS (
     SELECT e.rid, i.attempt FROM interruptions_base i JOIN ev e ON e.link_job = i.job_id
@@ -75,12 +88,21 @@ scoped AS (
     SELECT i.attempt, i.run, i.start, i."end", i.last_progress, i.next_start, i.first_in_run,
            i.end_inferred,
            e.* EXCLUDE (rid),
-           coalesce(e.ts, i."end") AS when_ts,
+           CASE WHEN e.ts_flag = 'inherited' AND i.executions = 1
+                     AND (e.job_id IS NOT NULL OR e.link_job IS NOT NULL OR e.file = i.job_id)
+                     AND e.ts < greatest(coalesce(i.last_progress, i.start)
+                                         - to_seconds($before_s), i.start)
+                     AND coalesce(st.next_own, 'infinity'::TIMESTAMPTZ)
+                         >= greatest(coalesce(i.last_progress, i.start)
+                                     - to_seconds($before_s), i.start)
+                THEN least(coalesce(st.next_own, i."end"), i."end")
+                ELSE coalesce(e.ts, i."end") END AS when_ts,
            CASE WHEN e.job_id IS NOT NULL OR e.link_job IS NOT NULL OR e.file = i.job_id
                 THEN 'job' ELSE 'node' END AS scope
     FROM pairs p
     JOIN interruptions_base i ON i.attempt = p.attempt
     JOIN ev e ON e.rid = p.rid
+    LEFT JOIN stale st ON st.rid = p.rid
     WHERE e.ts IS NOT NULL OR (coalesce(e.link_job, e.job_id) IS NOT NULL
                                AND i.executions = 1)
 ),
