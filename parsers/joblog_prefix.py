@@ -5,7 +5,8 @@ any), the rank (if a prefix names one) and the remaining message. Layers recogni
 verified against the program that writes it):
 
 * RFC 3339 / ISO stamps at the start of the line: ``kubectl logs --timestamps``
-  (``2024-05-01T12:00:00.123456789Z msg``, RFC3339Nano), ``ts -s``-style ISO stamps, and
+  (``2024-05-01T12:00:00.123456789Z msg``, RFC3339Nano), the kubelet's CRI log files
+  (``2024-05-01T12:00:00.123456789Z stdout F msg``), ``ts -s``-style ISO stamps, and
   Python logging's default ``asctime`` (``2024-05-01 12:00:00,123``), optionally followed by
   the common `` - LEVEL - `` separator of ``"%(asctime)s - %(levelname)s - ..."`` formats.
 * ``srun --label``: ``%*d: `` (the task id right-aligned, then ``": "``).
@@ -36,6 +37,9 @@ _ISO = re.compile(
     r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?| |$)"
 )
 _SRUN_LABEL = re.compile(r" *(\d{1,7}): ")
+#: the kubelet's CRI log line after its stamp (/var/log/pods/NS_POD_UID/CONTAINER/N.log,
+#: k8s.io/cri-api ... kuberuntime logs: ``<RFC3339Nano> <stdout|stderr> <F|P> <msg>``)
+_CRI = re.compile(r"(?:stdout|stderr) [FP] ")
 _TORCHRUN = re.compile(r"\[(?:default|rank)(\d{1,7})\]: ?")
 #: Open MPI ``mpirun --tag-output``: ``[jobid,rank]<stdout>:`` (orte/mca/iof)
 MPIRUN_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>: ?")
@@ -100,6 +104,9 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
                         m = None
                 if m is not None:
                     pos = m.end()
+                    cri = _CRI.match(text, pos)  # a kubelet's CRI log file: stream and tag
+                    if cri is not None:
+                        pos = cri.end()
                     continue
         if c.isdigit() or c == " ":
             m = _SRUN_LABEL.match(text, pos)

@@ -26,6 +26,7 @@ seen since the pod was scheduled (Events expire, an hour by default: kube-apiser
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import PurePath
@@ -50,8 +51,21 @@ class Start:
     reason: str | None = None
 
 
-def _pod(file: str) -> str:
-    return PurePath(file).name.removesuffix(".log")
+#: the kubelet's own log files: /var/log/pods/NS_POD_UID/CONTAINER/N.log (N: restart count)
+#: and /var/log/containers/POD_NS_CONTAINER-ID.log (pkg/kubelet/kuberuntime/helpers.go
+#: BuildPodLogsDirectory, BuildContainerLogsDirectory; pkg/kubelet/kuberuntime/kuberuntime_
+#: container.go legacyLogSymlink)
+_POD_DIR = re.compile(r"/[^/_]+_([^/_]+)_[0-9a-f-]{36}/[^/]+/\d+\.log$")
+_CONTAINER_LINK = re.compile(r"/([^/_]+)_[^/_]+_[^/]+-[0-9a-f]{64}\.log$")
+
+
+def pod_of(file: str) -> str:
+    """The pod a container log file is of: POD.log, or the kubelet's own names (above)."""
+    m = _POD_DIR.search(file) or _CONTAINER_LINK.search(file)
+    return m.group(1) if m else PurePath(file).name.removesuffix(".log")
+
+
+_pod = pod_of
 
 
 def _starts(con: duckdb.DuckDBPyConnection, pod: str) -> list[Start]:

@@ -34,6 +34,12 @@ def test_split_prefix_layers() -> None:
     # kubectl logs --timestamps (RFC3339Nano, exact) + torchrun prefix
     assert _split("2024-05-01T12:00:00.123456789Z [default7]:NCCL version 2.18.1+cuda12.1") == (
         1714564800123456, "exact", 7, "NCCL version 2.18.1+cuda12.1")
+    # the kubelet's CRI log file (/var/log/pods/NS_POD_UID/CONTAINER/N.log: containerd
+    # writes "<RFC3339Nano> <stream> <F|P> <line>") around the same lines
+    assert _split("2024-05-01T12:00:00.123456789Z stderr F [default7]:NCCL version 2.18.1") == (
+        1714564800123456, "exact", 7, "NCCL version 2.18.1")
+    assert _split("2024-05-01T12:00:00Z stdout F  [2024-05-01 12:00:00] iteration 100/ 500 |"
+                  ) == (1714564800000000, "exact", None, "iteration 100/ 500 |")
     # torch >= 2.3 rank prefix (real traceback lines)
     assert _split("[rank3]: Traceback (most recent call last):") == (
         None, None, 3, "Traceback (most recent call last):")

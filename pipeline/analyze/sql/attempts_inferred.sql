@@ -4,12 +4,19 @@
 -- of those files, inferred_sessions.sql): each session with progress is an attempt.
 -- * Nodes: for output saved per pod (kubectl logs POD), the nodes of the pods of the same job
 --   (POD minus its -master-N/-worker-N suffix) as the scheduler last placed them before the
---   attempt ended ("Successfully assigned NS/POD to NODE" events).
+--   attempt ended ("Successfully assigned NS/POD to NODE" events). The pod is the file's
+--   name (POD.log), or, for the kubelet's own files, NS_POD_UID/CONTAINER/N.log under
+--   /var/log/pods and POD_NS_CONTAINER-ID.log under /var/log/containers (silent.pod_of).
 WITH numbered AS (
     SELECT *, row_number() OVER (PARTITION BY job_id ORDER BY start) - 1 AS execution,
            count(*) OVER (PARTITION BY job_id) AS executions,
-           regexp_extract(regexp_extract(file, '([^/]+?)(\.log)?$', 1),
-                          '^(.+)-(?:master|worker|launcher|trainer)-\d+$', 1) AS job_prefix
+           regexp_extract(
+               CASE WHEN regexp_matches(file, '/[^/_]+_[^/_]+_[0-9a-f-]{36}/[^/]+/\d+\.log$')
+                    THEN regexp_extract(file, '/[^/_]+_([^/_]+)_[0-9a-f-]{36}/[^/]+/\d+\.log$', 1)
+                    WHEN regexp_matches(file, '/[^/_]+_[^/_]+_[^/]+-[0-9a-f]{64}\.log$')
+                    THEN regexp_extract(file, '/([^/_]+)_[^/_]+_[^/]+-[0-9a-f]{64}\.log$', 1)
+                    ELSE regexp_extract(file, '([^/]+?)(\.log)?$', 1) END,
+               '^(.+)-(?:master|worker|launcher|trainer)-\d+$', 1) AS job_prefix
     FROM inferred_sessions
     WHERE has_progress AND start IS NOT NULL
 ),
