@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 STEP_S = 900
 MAX_S = 14 * 3600
@@ -34,26 +36,46 @@ _ENDED = ("COMPLETED", "RUNNING", "PENDING", "REQUEUED")
 def zone_shift(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int] | None:
     """(shift in seconds to add to the exact kernel stamps, interruptions lined up with it,
     with none) when a non-zero shift explains the node logs far better; else None."""
-    pairs = con.execute(f"""
-        WITH k AS (
-            SELECT host, epoch(ts) AS t FROM events
-            WHERE source = 'kernel' AND ts_flag = 'exact' AND host IS NOT NULL
-        ),
-        e AS (
-            SELECT attempt, epoch("end") AS e, unnest(nodes) AS host FROM attempts_linked
-            WHERE source IN ('sacct', 'scontrol') AND "end" IS NOT NULL
-              AND coalesce(state, '') NOT IN {_ENDED}
-        )
-        SELECT e.attempt, list(e.e - k.t) FROM e JOIN k USING (host)
-        WHERE abs(e.e - k.t) <= {MAX_S + BEFORE_S + AFTER_S}
-        GROUP BY e.attempt""").fetchall()
-    if not pairs:
+    k = con.sql("SELECT host, epoch(ts) AS t FROM events WHERE source = 'kernel' AND "
+                "ts_flag = 'exact' AND host IS NOT NULL").to_arrow_table()
+    if not k.num_rows:
         return None
+    # node lists of thousands of names, matched in Arrow and numpy: unnested in SQL they
+    # cost 0.12 s on the Llama-3 campaign, by list functions 0.4 s, per pair in Python 0.6 s
+    tbl = con.sql(f"""
+        SELECT epoch("end") AS e, nodes FROM attempts_linked
+        WHERE source IN ('sacct', 'scontrol') AND "end" IS NOT NULL AND nodes IS NOT NULL
+          AND coalesce(state, '') NOT IN {_ENDED}""").to_arrow_table()
+    if not tbl.num_rows:
+        return None
+    hosts = pc.unique(k.column("host").combine_chunks().cast(pa.string()))
+    nodes = tbl.column("nodes").combine_chunks()
+    flat = nodes.flatten().cast(pa.string())
+    owner = np.repeat(np.arange(len(nodes)), np.diff(np.asarray(nodes.offsets)))
+    where = np.asarray(pc.index_in(flat, value_set=hosts).fill_null(-1), dtype=np.int64)
+    hit = where >= 0
+    rows, hix = owner[hit], where[hit]  # (attempt row, host index) of every node it ran on
+    kh = np.asarray(pc.index_in(k.column("host").combine_chunks().cast(pa.string()),
+                                value_set=hosts), dtype=np.int64)
+    kt = k.column("t").to_numpy()
+    order = np.argsort(kh, kind="stable")
+    kh, kt = kh[order], kt[order]
+    lo, hi = np.searchsorted(kh, hix, "left"), np.searchsorted(kh, hix, "right")
+    n = hi - lo  # kernel lines of each pair's host
+    pr = np.repeat(rows, n)
+    pt = kt[np.repeat(lo, n) + (np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n))]
+    d = tbl.column("e").to_numpy()[pr] - pt  # end - line; a hit: -AFTER <= d - h <= BEFORE
     shifts = np.arange(-MAX_S, MAX_S + 1, STEP_S, dtype=float)
-    hits = np.zeros(shifts.size, int)
-    for _attempt, diffs in pairs:
-        d = np.asarray(diffs, float)[:, None]  # end - line; a hit: -AFTER <= d - h <= BEFORE
-        hits += ((d - shifts >= -AFTER_S) & (d - shifts <= BEFORE_S)).any(axis=0)
+    first = np.ceil((d - BEFORE_S + MAX_S) / STEP_S).astype(np.int64)
+    last = np.floor((d + AFTER_S + MAX_S) / STEP_S).astype(np.int64)
+    cover = [(pr[m], first[m] + j) for j in range(int((BEFORE_S + AFTER_S) // STEP_S) + 1)
+             if (m := (first + j <= last) & (first + j >= 0) & (first + j < shifts.size)).any()]
+    if not cover:
+        return None
+    r = np.concatenate([c[0] for c in cover])
+    s = np.concatenate([c[1] for c in cover])
+    pairs = np.unique(r * shifts.size + s)  # each interruption counts once per shift
+    hits = np.bincount(pairs % shifts.size, minlength=shifts.size)
     zero = int(hits[shifts.size // 2])
     best = int(np.argmax(hits - np.abs(shifts) * 1e-9))  # (ties: the shift nearest 0)
     if shifts[best] == 0 or hits[best] < MIN_HITS or hits[best] <= 2 * zero:
