@@ -238,8 +238,7 @@ class LineParser(Parser):
     def parse_line(self, text: str, line_no: int) -> int:
         raise NotImplementedError
 
-    #: what the parser found about the file as a whole, for its ``line_accounting.note``
-    #: (sacct's fixed-width output with cut columns); set while parsing
+    #: the file's ``line_accounting.note`` from what parsing found (sacct's cut columns)
     file_note: str | None = None
 
     #: what ``prepare`` returned for the chunk ``parse_chunk`` is planning (None: nothing)
@@ -417,11 +416,6 @@ class LineParser(Parser):
             where = where[:want]
             for i, text in zip(where.tolist(), lines.gather(where).to_list(), strict=True):
                 acct.samples.append((i + first, text[:500]))
-
-
-class DocumentError(ValueError):
-    """A document that is not what its parser reads (not valid YAML, ...): quarantined with
-    this message, like invalid JSON."""
 
 
 class DocumentParser(Parser):

@@ -21,14 +21,19 @@ import pyarrow as pa
 from parsers import progress_batch, registry, remote
 from parsers.base import (
     Accounting,
-    DocumentError,
     DocumentParser,
     FileContext,
     LineParser,
     Parser,
 )
 from parsers.batch import Opened, Ready
-from parsers.filecheck import looks_binary, read_head_or_note, unparsed_lines, with_notes
+from parsers.filecheck import (
+    DocumentError,
+    looks_binary,
+    read_head_or_note,
+    unparsed_lines,
+    with_notes,
+)
 from parsers.reader import (
     CHUNK_BYTES,
     CorruptInput,

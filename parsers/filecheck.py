@@ -65,3 +65,8 @@ def unparsed_lines(data: bytes) -> Accounting:
             acct.read += 1
             acct.unparsed += 1
     return acct
+
+
+class DocumentError(ValueError):
+    """A document not what its parser reads (invalid YAML ...): quarantined with this
+    message, like invalid JSON (``driver.DOCUMENT_ERRORS``)."""

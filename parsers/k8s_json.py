@@ -32,7 +32,8 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any, ClassVar
 
-from parsers.base import EVENT, NOISE, UNPARSED, DocumentError, DocumentParser, Parser
+from parsers.base import EVENT, NOISE, UNPARSED, DocumentParser, Parser
+from parsers.filecheck import DocumentError
 from parsers.k8s_common import as_dict, as_int, as_str, event_host, first_ts, object_kind
 from parsers.k8s_pod import handle_pod
 from parsers.k8s_pytorchjob import handle_pytorchjob
