@@ -1,4 +1,4 @@
-"""nvidia-smi's word for a GPU that stopped answering, as users paste it after an Xid 79.
+"""Signal lines as users paste them: nvidia-smi after an Xid 79, old PyTorch NCCL errors.
 
 nvidia-smi prints ``Unable to determine the device handle for GPU<bus id>: <NVML error>``
 (with or without the index and the space) when NVML cannot open a GPU that is still on the
@@ -30,3 +30,16 @@ def test_device_handle_lines_are_a_lost_gpu() -> None:
         assert acct.events == len(LINES), cls
         assert [(e["kind"], e["code"], e["device"]) for e in events] == [
             ("gpu_lost", "nvidia_smi", dev) for _, dev in LINES], cls
+
+
+def test_old_torch_nccl_errors_are_nccl_errors() -> None:
+    """torch.cuda.nccl's ``NCCL Error <n>: <ncclGetErrorString>`` (torch/csrc/cuda/nccl.cpp
+    throw_nccl_error; DataParallel and older c10d print it), pasted in many threads as
+    ``RuntimeError: NCCL Error 2: unhandled system error``."""
+    text = ("RuntimeError: NCCL Error 2: unhandled system error\n"
+            "RuntimeError: NCCL Error 6: remote process exited or there was a network error\n")
+    for cls, name in ((TextParser, "paste.txt"), (JobLogParser, "slurm-77.out")):
+        events, _, _ = parse(cls, text, name)
+        assert [(e["kind"], e["code"]) for e in events if e["kind"] == "nccl_error"] == [
+            ("nccl_error", "unhandled system error"),
+            ("nccl_error", "remote process exited or there was a network error")], cls
