@@ -59,6 +59,8 @@ class AttemptInput:
     progress: list[tuple[float, int, float]] = field(default_factory=list)
     saves: list[Save] = field(default_factory=list)
     resumed_from: int | None = None  #: iteration loaded at start (None: inferred)
+    #: its start is its first output line (bounds inferred from output, no container start)
+    start_from_output: bool = False
 
 
 @dataclass
@@ -297,10 +299,11 @@ def decompose(attempts: list[AttemptInput], ideal_step_s: float | None = None,
 def _guess_start(a: AttemptInput, first_seen: int) -> int:
     """Iteration a run started from when nothing says: 0 if its first line is an early
     iteration, else the first logged iteration minus one logging interval. But when the
-    attempt starts at its first progress line (inferred from output with nothing before it),
-    that line's iteration: the work it reports was done before the time the run is observed
-    (counting it put T_opt one interval above T_obs in a run without overhead)."""
-    if a.progress and a.start >= a.progress[0][0]:
+    attempt's start is its first progress line (inferred from output with nothing before
+    it; not a scheduler's whole-second start that happens to equal it), that line's
+    iteration: the work it reports was done before the run is observed (counting it put
+    T_opt one interval above T_obs in a run without overhead)."""
+    if a.start_from_output and a.progress and a.start >= a.progress[0][0]:
         return first_seen
     if len(a.progress) >= 2:
         step = a.progress[1][1] - a.progress[0][1]

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from pipeline.analyze.decompose import AttemptInput, Save
+from pipeline.analyze.silent import STARTED
 from pipeline.analyze.sql import sql
 
 
@@ -57,7 +58,8 @@ def collect(con: duckdb.DuckDBPyConnection) -> list[RunInputs]:
         r = dict(zip(cols, (*row[:k], ns, *row[k:]), strict=True))
         start = _epoch(r["start"])
         end = _epoch(r["end"]) if r["end"] is not None else start
-        a = AttemptInput(str(r["attempt"]), start, end)
+        a = AttemptInput(str(r["attempt"]), start, end, start_from_output=(
+            r.get("fidelity") == "progress" and r.get("reason") != STARTED))
         ri = runs.setdefault(str(r["run"]), RunInputs(str(r["run"])))
         ri.attempts.append(a)
         ri.rows.append(r)

@@ -228,3 +228,18 @@ def test_ideal_step_from_arrays_matches_the_intervals() -> None:
         fallback += not any(not iv.first and not iv.after_save and iv.b > iv.a
                             and math.isfinite(iv.step_s) for iv in d.intervals)
     assert 0 < fallback < 1500  # both ways of measuring t* were exercised
+
+
+def test_a_scheduler_start_equal_to_the_first_line_keeps_the_interval_below() -> None:
+    """sacct's Start is whole seconds, so a trainer's first line can carry the same stamp.
+    That attempt still began one logging interval below its first line (as with no stamp
+    match); only an attempt whose start *is* its first output line (inferred from output)
+    resumes at that line's iteration (the work it reports was done before it is seen)."""
+    prog = [(100.0 + 10.0 * k, 2 * (k + 1), 5000.0) for k in range(5)]
+    sched = decompose([AttemptInput("1", 100.0, 150.0, prog)])
+    assert (sched.start_iteration, sched.iterations_net) == (0, 10)
+    inferred = decompose([AttemptInput("1", 100.0, 150.0, prog, start_from_output=True)])
+    assert (inferred.start_iteration, inferred.iterations_net) == (2, 8)
+    # a start before the first line, inferred or not, is one interval below it
+    early = decompose([AttemptInput("1", 90.0, 150.0, prog, start_from_output=True)])
+    assert early.start_iteration == 0
