@@ -293,8 +293,9 @@ def kubectl_us(data: np.ndarray, starts: np.ndarray, plen: np.ndarray
     w = _gather(data, starts, 32)
     rows = np.arange(n)
     last = np.clip(plen - 1, 0, 31)
-    one = w[rows, np.clip(plen - 2, 0, 31)] == 90  # "Z "
-    two = ~one & (w[rows, np.clip(plen - 2, 0, 31)] == 32) & \
+    second = w[rows, np.clip(plen - 2, 0, 31)]
+    one = second == 90  # "Z "
+    two = ~one & (second == 32) & \
         (w[rows, np.clip(plen - 3, 0, 31)] == 90)  # "Z  "
     z = np.where(one, plen - 2, plen - 3)  # where the 'Z' is
     ok = (one | two) & (w[rows, last] == 32) & (z >= 19) & (z != 20) & (z <= 29)

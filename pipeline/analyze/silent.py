@@ -65,9 +65,6 @@ def pod_of(file: str) -> str:
     return m.group(1) if m else PurePath(file).name.removesuffix(".log")
 
 
-_pod = pod_of
-
-
 def _starts(con: duckdb.DuckDBPyConnection, pod: str) -> list[Start]:
     dev = f"pod/{pod}"
     out: list[Start] = []
@@ -107,7 +104,7 @@ def add_silent(con: duckdb.DuckDBPyConnection) -> int:
         by_file.setdefault(r[1], []).append(r)
     added = 0
     for file, atts in by_file.items():
-        starts = _starts(con, _pod(file))
+        starts = _starts(con, pod_of(file))
         if not starts:
             continue
         claimed: set[int] = set()
@@ -119,7 +116,7 @@ def add_silent(con: duckdb.DuckDBPyConnection) -> int:
                 claimed.add(own[-1])
                 _start_at(con, a, starts[own[-1]], prev_end)
             prev_end = a[4]
-        ends = _ends(con, _pod(file))
+        ends = _ends(con, pod_of(file))
         for k, s in enumerate(starts):
             if k in claimed or s.ts < atts[0][3] - timedelta(hours=1):
                 continue
@@ -182,7 +179,7 @@ def restart_gaps(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     out = []
     for file, in con.execute("SELECT DISTINCT job_id FROM attempts_linked WHERE source IN "
                              "('inferred', 'k8s_silent')").fetchall():
-        pod = _pod(file)
+        pod = pod_of(file)
         rc = con.execute("SELECT max(restart_count) FROM attempts WHERE source = 'k8s_pod' "
                          "AND name = ?", [pod]).fetchall()[0][0]
         born = con.execute("SELECT max(ts) FROM events WHERE kind = 'k8s_event' AND code = "
