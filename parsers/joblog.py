@@ -171,7 +171,10 @@ class JobLogParser(LineParser):
             f.setdefault("message", self._msg)
         f.setdefault("line_no", self._line)
         self.events.add(**f)
-        self._emitted += 1
+        # a block's row flushed by this line (a CUDA error's tail ended by it) is not this
+        # line's: the line still goes to the other recognisers
+        if f["line_no"] == self._line:
+            self._emitted += 1
         if f.get("kind") == "slurm_job_cancelled":
             self._execution_ended = True
 

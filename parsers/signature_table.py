@@ -212,17 +212,29 @@ class SignatureMatcher:
         low = text.lower()
         return [s for s in self.table if any(a in (low if s.ci else text) for a in s.anchors)]
 
-    def match(self, text: str, line_no: int, emit: Emit) -> int | None:
+    def _first(self, text: str) -> tuple[Signature, re.Match[str]] | None:
         for s in self._having_anchors(text):
             m = s.regex.search(text)
-            if m is None:
-                continue
-            if s.noise:
-                return NOISE
-            msg = m.groupdict().get("message")
-            emit(**s.row(m), message=msg.strip() if msg else text.strip())
-            return EVENT
+            if m is not None:
+                return s, m
         return None
+
+    def match(self, text: str, line_no: int, emit: Emit) -> int | None:
+        hit = self._first(text)
+        if hit is None:
+            return None
+        s, m = hit
+        if s.noise:
+            return NOISE
+        msg = m.groupdict().get("message")
+        emit(**s.row(m), message=msg.strip() if msg else text.strip())
+        return EVENT
+
+    def fields(self, text: str) -> dict[str, Any] | None:
+        """The fields of the row ``text`` would get (kind, code, ...), emitting nothing; None
+        if no signature says it is a signal (a traceback's final line is asked this)."""
+        hit = self._first(text)
+        return None if hit is None or hit[0].noise else hit[0].row(hit[1])
 
     def finish(self, emit: Emit) -> None:
         """No multi-line state."""

@@ -33,6 +33,7 @@ from datetime import tzinfo
 from typing import Any
 
 from parsers.nccl import NcclMatcher
+from parsers.signature_table import SignatureMatcher
 from parsers.timeutil import TimeError, parse_iso
 from parsers.torch_errors import NCCL_NAME_LINE, classify_error
 
@@ -52,6 +53,10 @@ _CONTINUATIONS = ("ncclUnhandledCudaError: ", "ncclSystemError: ", "ncclInternal
 #: the advisory lines torch prints under a CUDA error (c10/cuda/CUDAException.cpp)
 _CUDA_ADVICE = ("CUDA kernel errors might be asynchronously", "For debugging consider passing",
                 "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cuda", "For more detailed error")
+#: indented lines a frame line may carry (its source line, 3.11+ carets; a 3.13 source line
+#: can span several lines): more than these without a new frame line end the frames
+_CODE_LINES = 4
+_FRAME_OTHER = ("|", "+-", "+ Exception Group", "[Previous line repeated", "...")
 MAX_BLOCK_LINES = 2000  #: a block not closed after this many lines is flushed
 IDLE_LINES = 3  #: a finished chain of another rank prefix is closed after this many lines
 
@@ -79,6 +84,7 @@ class Traceback:
     best: dict[str, Any] | None = None  #: the row so far
     classified: bool = False
     last_error: bool = False  #: the previous line was "Last error:"
+    since_frame: int = _CODE_LINES  #: indented lines since the last frame line (none yet)
 
 
 class TracebackTracker:
@@ -86,12 +92,13 @@ class TracebackTracker:
 
     def __init__(self) -> None:
         self.open: dict[int | None, Traceback] = {}
+        self.table = SignatureMatcher()
 
     def start(self, key: int | None, line_no: int) -> list[dict[str, Any]]:
         """A ``Traceback (most recent call last):`` line: continue a chain or open one."""
         tb = self.open.get(key)
         if tb is not None and tb.state == "marker":
-            tb.state = "frames"
+            tb.state, tb.since_frame = "frames", _CODE_LINES
             return []
         rows = self.close(key)
         self.open[key] = Traceback(start=line_no, key=key, last=line_no)
@@ -134,7 +141,15 @@ class TracebackTracker:
     def _feed(self, tb: Traceback, text: str, line_no: int) -> tuple[bool, list[dict[str, Any]]]:
         key = tb.key
         if tb.state == "frames":
-            if _FRAME.match(text) or (text[:1].isspace() and text.strip()):
+            if _FRAME.match(text):
+                tb.since_frame = 0
+                return True, []
+            if text[:1].isspace() and text.strip() and (
+                    tb.since_frame < _CODE_LINES or text.lstrip().startswith(_FRAME_OTHER)):
+                # a frame's source line and 3.11+ caret lines; exception-group borders and
+                # "[Previous line repeated N more times]". Other indented lines are not the
+                # traceback's (a header whose frames never came must not swallow them)
+                tb.since_frame += 1
                 return True, []
             exc = exception_type(text)
             if exc is None:
@@ -150,7 +165,7 @@ class TracebackTracker:
             return True, []
         if tb.state == "marker":
             if stripped == "Traceback (most recent call last):":
-                tb.state = "frames"
+                tb.state, tb.since_frame = "frames", _CODE_LINES
                 return True, []
             return False, self.close(key)
         # tail: known continuation lines of the final exception's message; those that say
@@ -160,6 +175,9 @@ class TracebackTracker:
             self._append(tb, stripped)
             fields = {"message": stripped, **NcclMatcher.classify_warn(stripped)}
             return True, self._own_row(tb, stripped, line_no, fields)
+        if stripped.startswith("Search for `cuda") and (tb.best is None or tb.best.get(
+                "kind") not in ("cuda_error", "cuda_oom")):
+            return False, self.close(key)  # names its own CUDA error: a row of its own
         if stripped.startswith(_CONTINUATIONS):
             tb.last_error = stripped == "Last error:"
             n = NCCL_NAME_LINE.match(stripped)
@@ -201,10 +219,15 @@ class TracebackTracker:
             rows.extend(self.close(key))
         return rows
 
-    @staticmethod
-    def _final(tb: Traceback, exc: tuple[str, str], text: str, line_no: int) -> None:
+    def _final(self, tb: Traceback, exc: tuple[str, str], text: str, line_no: int) -> None:
         etype = exc[0]
         fields = classify_error(text)
+        if fields is None:
+            # the signature table's errors (a checkpoint write failure, an XLA or TF CUDA
+            # error, 'NCCL Error 2: ...') end tracebacks as often as they stand alone
+            fields = self.table.fields(text.strip())
+            if fields is not None:
+                fields.pop("format", None)
         if fields is not None and etype.endswith("ChildFailedError"):
             fields = None
         if fields is not None:
@@ -310,7 +333,10 @@ class ElasticTracker:
         self._end_entry(r)
         rows = [self._row(r, e) for e in r.entries]
         if not rows:
-            return []
+            # the header alone (a truncated paste, a report cut off by the job's end): it
+            # still says a worker failed
+            return [{"kind": "elastic_child_failed", "format": "torch-elastic",
+                     "line_no": r.start}]
         # the report's first line and title and each entry's exitcode line say it too
         roots = [row for row, e in zip(rows, r.entries, strict=True)
                  if e.get("section") == "root"] or rows
