@@ -50,14 +50,27 @@ NCCL_RESULTS = {
 
 _PREFIX = re.compile(
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?)\] )?"
-    r"(?P<host>[^\s:\[\]]+)(?::(?P<pid>\d+):(?P<tid>\d+))? "
+    r"(?:(?P<host>[^\s:\[\]]+)(?::(?P<pid>\d+):(?P<tid>\d+))? )?"
     r"(?:\[(?P<dev>\d+)\] )?(?:\d+\.\d+ )?"
     r"(?:(?P<src>\S+:\d+)(?: \((?P<func>[^)\s]*)\))? )?"
     r"NCCL (?P<level>WARN|INFO|TRACE|CALL|ABORT)\b ?(?P<msg>.*)$"
 )
+
+
+def _envelope(text: str) -> re.Match[str] | None:
+    """NCCL's debug-line envelope; without the ``host:pid:tid`` head (a paste that trimmed
+    it: ``NCCL WARN NET/IB : Got completion ...``, ``misc/ibvwrap.cc:280 NCCL WARN ...``)
+    only with a message behind the level."""
+    m = _PREFIX.match(text)
+    if m is None or (m.group("host") is None and not m.group("msg").strip()):
+        return None
+    return m
+
+
 _VERSION = re.compile(r"^NCCL version \d+\.\d+\.\d+\S*$")
 #: a transport WARN's message on its own (torch's ``Last error:`` continuation, pastes)
-_BARE = re.compile(r"^\s*(?:NET/IB\w*|NET/Socket|Net|socketProgress|socketStartConnect)\s?: ")
+_BARE = re.compile(r"^\s*(?:(?:NET/IB\w*|NET/Socket|Net|socketProgress(?:Opt)?|socketStartConnect)"
+                   r"\s?: |Call to (?:wrap_)?ibv_\w+ failed)")
 #: NCCLCHECK's error-return trace (src/include/checks.h: ``INFO(NCCL_ALL,"%s:%d -> %d", ...)``)
 TRACE = re.compile(r"(?:^|\s)(?P<src>[\w./\-]+\.(?:cc|c|h|cu|cpp|hpp)):(?P<line>\d+) -> "
                    r"(?P<res>\d+)(?: \[[^\]]*\])?\s*$")
@@ -130,7 +143,7 @@ class NcclMatcher:
     @staticmethod
     def owns(text: str) -> bool:
         """True for a line in NCCL's debug format (``host:pid:tid [dev] NCCL LEVEL ...``)."""
-        return _PREFIX.match(text) is not None
+        return _envelope(text) is not None
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT/NOISE for an NCCL line, None for anything else."""
@@ -140,7 +153,7 @@ class NcclMatcher:
             # a WARN's message without its prefix: torch's "Last error:" line, a paste
             emit(message=text.strip(), **self.classify_warn(text))
             return EVENT
-        m = _PREFIX.match(text)
+        m = _envelope(text)
         if m is None:
             return NOISE if _VERSION.match(text) else None
         level, msg = m.group("level"), m.group("msg")

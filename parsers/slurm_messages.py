@@ -231,6 +231,7 @@ _TASK_EXIT = re.compile(r"^get_exit_code task (\d+) died by signal: (\d+)")
 _BANNER = re.compile(
     r"^\*\*\* (JOB|STEP) (\d+(?:_\d+)?(?:\+\d+)?)(?:\.(\w+))?(?: ON (\S+))? "
     r"(?:CANCELLED AT \S+(?: DUE (?:TO|to) ([A-Za-z ]+?))?(?:, SEE SLURMCTLD LOG FOR DETAILS)?"
+    r"(?: on \S+)?"
     r"|(FAILED) \(non-zero exit code or other failure mode\)"
     r"|(UNCORRECTABLE MEMORY ERROR) AT \S+) \*\*\*"
 )

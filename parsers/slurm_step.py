@@ -53,6 +53,7 @@ _EXIT = re.compile(r"^Exited with exit code (\d+)$")
 _VERDICT = re.compile(
     r"^\*\*\* (JOB|STEP) (\S+)(?: ON (\S+))? "
     r"(?:CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?)(?:, SEE SLURMCTLD LOG FOR DETAILS)?)?"
+    r"(?: on \S+)?"  # before 15.08 the node came last: "... DUE TO TIME LIMIT on n447 ***"
     r"|(FAILED) \(non-zero exit code or other failure mode\)"
     r"|(UNCORRECTABLE MEMORY ERROR) AT (\S+)"
     r"|STEPD TERMINATED ON (\S+) AT (\S+) DUE TO ([A-Z ]+?)) \*\*\*$"
