@@ -220,6 +220,8 @@ def test_storage_hung_panic() -> None:
         {"kind": "io_error", "code": "blk", "device": "nvme1n1", "value": None},
         {"kind": "io_error", "code": "ext4", "device": "mmcblk0p2", "value": None},
         {"kind": "io_error", "code": "buffer_io", "device": "mmcblk0p2", "value": None},
+        # fs/ext4/page-io.c ext4_end_bio: the write that failed (signature ext4-end-bio-io-error)
+        {"kind": "io_error", "code": "ext4_write", "device": "mmcblk0p2", "value": None},
         {"kind": "io_error", "code": "xfs", "device": "sdb1", "value": None},
         {"kind": "io_error", "code": "lustre", "device": None, "value": None},
         {"kind": "io_error", "code": "nfs", "device": "nfs01", "value": None},
@@ -228,4 +230,4 @@ def test_storage_hung_panic() -> None:
         # "---[ end Kernel panic - not syncing: X ]---" is a kernel_panic row too
         {"kind": "kernel_panic", "code": "Fatal machine check", "device": None, "value": None},
     ]
-    assert (acct.events, acct.irrelevant, acct.unparsed) == (9, 6, 0)
+    assert (acct.events, acct.irrelevant, acct.unparsed) == (10, 5, 0)
