@@ -43,6 +43,24 @@ _CRI = re.compile(r"(?:stdout|stderr) [FP] ")
 _TORCHRUN = re.compile(r"\[(?:default|rank)(\d{1,7})\]: ?")
 #: Open MPI ``mpirun --tag-output``: ``[jobid,rank]<stdout>:`` (orte/mca/iof)
 MPIRUN_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>: ?")
+#: ``mpirun --timestamp-output --tag-output``: ctime(3) glued to the tag (Open MPI's iof:
+#: ``Fri Aug 11 12:31:45 2023[1,0]<stdout>:``, pasted in NVIDIA/nccl#957), local time
+MPIRUN_CTIME = re.compile(
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+    r"([ \d]\d) (\d\d):(\d\d):(\d\d) (\d{4})(?=\[\d+,\d+\]<std(?:out|err)>:)")
+_MON = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
+                                     "Sep", "Oct", "Nov", "Dec"), 1)}
+
+
+def ctime_stamp(m: re.Match[str], tz: tzinfo) -> tuple[int, str] | None:
+    """Epoch us and flag of an ``MPIRUN_CTIME`` match."""
+    try:
+        return local_to_us(int(m.group(6)), _MON[m.group(1)], int(m.group(2)), int(m.group(3)),
+                           int(m.group(4)), int(m.group(5)), 0, tz), "assumed_tz"
+    except (ValueError, OverflowError):
+        return None
+
+
 #: Ray's worker prefix (ray/_private/log_monitor.py): ``(RayWorker pid=1234) ``,
 #: ``(pid=1234, ip=10.0.0.1) ``, ``(TrainTrainable pid=None) ``
 RAY = re.compile(r"\((?:[A-Za-z_][\w.]*(?: pid=(?:\d+|None))?|pid=\d+)"
@@ -149,8 +167,10 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
                 continue
             break
         if c.isupper():
-            m = _PYLOG.match(text, pos)
+            m = _PYLOG.match(text, pos) or MPIRUN_CTIME.match(text, pos)
             if m is not None:
+                if m.re is MPIRUN_CTIME:
+                    _keep_first(out, ctime_stamp(m, tz))
                 pos = m.end()
                 continue
         if c == "(":

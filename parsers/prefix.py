@@ -45,7 +45,7 @@ import contextlib
 import re
 from datetime import tzinfo
 
-from parsers.joblog_prefix import MPIRUN_TAG, PDSH
+from parsers.joblog_prefix import MPIRUN_CTIME, MPIRUN_TAG, PDSH, ctime_stamp
 from parsers.joblog_prefix import RAY as _RAY
 from parsers.timeutil import (
     MONTHS,
@@ -359,6 +359,11 @@ def _bracket_stamp(m: re.Match[str], tz: tzinfo, p: Peeled) -> None:
 
 def _word(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> int | None:
     c = text[pos]
+    if c.isupper() and (mc := MPIRUN_CTIME.match(text, pos)) is not None:
+        st = ctime_stamp(mc, tz)
+        if st is not None:
+            p.stamp(*st)
+        return mc.end()
     if c.isupper() and text[pos:pos + 3].lower() in MONTHS:
         m = _SHORT.match(text, pos)
         if m is not None:

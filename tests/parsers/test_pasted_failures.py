@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from parsers.joblog import JobLogParser
 from parsers.reader import InputFile
 from pipeline.ingest.explain import explain_files
+from tests.parsers.util import parse
 
 # (line as pasted, kind, code, category)
 JOB_OUTPUT = [
@@ -123,3 +125,18 @@ def test_each_pasted_line_alone(tmp_path: Path) -> None:
 def test_a_bare_level_is_not_an_nccl_line(tmp_path: Path) -> None:
     """Without the host head the envelope needs a message: 'NCCL WARN' alone says nothing."""
     assert _explain(tmp_path, "slurm-1.out", ["NCCL WARN", "x NCCL INFO"]) == {}
+
+
+def test_mpirun_timestamped_tags_are_peeled(tmp_path: Path) -> None:
+    """``mpirun --timestamp-output --tag-output`` glues ctime(3) to the tag (NVIDIA/nccl#957):
+    the line is NCCL's, its stamp the local time mpirun printed, its rank the tag's."""
+    line = ("Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] "
+            "transport.cc:154 NCCL WARN Cuda failure 'invalid argument'")
+    f = tmp_path / "slurm-9.out"
+    f.write_text(line + "\n", encoding="utf-8")
+    rows = list(explain_files([InputFile(f, "slurm-9.out")], tz=UTC, year=2024))
+    assert [(r["kind"], r["code"]) for r in rows] == [("cuda_error", "invalid argument")]
+    ev, _, _ = parse(JobLogParser, line + "\n", "slurm-9.out")
+    assert [(e["ts"].isoformat(), e["ts_flag"], e["host"], e["rank"]) for e in ev] == [
+        ("2023-08-11T12:31:45+00:00", "assumed_tz", "tomte401", 0)]
+
