@@ -101,9 +101,10 @@ class JobLogParser(LineParser):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.nccl = NcclMatcher(ctx)
+        torch = TorchDistMatcher(ctx)
         self.matchers: list[Matcher] = [
             MegatronMatcher(), DeepSpeedMatcher(), HfTrainerMatcher(), SlurmStepMatcher(ctx.tz),
-            TorchDistMatcher(ctx), self.nccl,
+            torch, self.nccl,
         ]
         #: NCCL's own debug lines (``host:pid:tid [dev] NCCL INFO|WARN ...``) go to the NCCL
         #: matcher first: they are NCCL's (no other matcher claims one), and common in a job
@@ -112,6 +113,8 @@ class JobLogParser(LineParser):
         self.fallback = Fallback(ctx, skip=(MegatronMatcher, DeepSpeedMatcher,
                                             HfTrainerMatcher, SlurmStepMatcher,
                                             TorchDistMatcher, NcclMatcher))
+        # a year-less stamp (c10, glog) takes the year of the file's latest full stamp
+        torch.years.ref = self.fallback.years.ref = lambda: self._last_ts
         self._pre = Prefix()
         hf = self.host_fields(None)
         self._path_host, self._path_host_from = hf["host"], hf["host_from"]

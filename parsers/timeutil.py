@@ -15,6 +15,7 @@ Rules (documented in the README, section "Time"):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -102,6 +103,10 @@ class YearInference:
         self.year: int | None = year
         self.last_month = 0
         self.pinned: int | None = None  #: set by the prefiltered path: the line's year
+        #: the file's latest stamp with a year so far (epoch us), where the dialect keeps one
+        #: (job output): a year-less stamp then takes the year nearest it, not one guessed
+        #: from the file's mtime (a job log of 2024 read in 2026)
+        self.ref: Callable[[], int | None] | None = None
 
     def vector(self, months: Any) -> Any:
         """Years for a chunk's lines in order (month 0: the line has no year-less stamp; its
@@ -130,6 +135,11 @@ class YearInference:
     def year_for(self, month: int) -> int:
         if self.pinned is not None:
             return self.pinned
+        at = self.ref() if self.ref is not None and self.fixed is None else None
+        if at is not None:
+            d = datetime.fromtimestamp(at / 1e6, UTC)
+            return d.year - 1 if month > d.month + 6 else d.year + 1 if month < d.month - 6 \
+                else d.year
         # --year (``fixed``) is the year of the file's first stamp; Dec -> Jan still advances
         if self.year is None:
             self.year = self.ref_year - 1 if month > self.ref_month else self.ref_year

@@ -46,7 +46,8 @@ from parsers.torch_blocks import ElasticTracker, TracebackTracker
 from parsers.torch_errors import classify_error
 
 _RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?")
-_C10 = re.compile(r"\[([FEWIV])(?:(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+))?(?: \d+)? "
+#: c10/util/Logging.cpp prints the date as (month + 1) * 100 + day: [E424 ...] in April
+_C10 = re.compile(r"\[([FEWIV])(?:(\d\d?)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+))?(?: \d+)? "
                   r"[^\]\s]+:\d+\] ")
 _GLOG = re.compile(r"^([FEWIV])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)\s+\d+ \S+:\d+\] ")
 _PYLOG_TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+)\] ")
@@ -107,8 +108,8 @@ class TorchDistMatcher:
     #: keywords ``_single`` returns None, so a glog line without "NCCL" (kubelet's, say) need
     #: not be a candidate: its other keywords are in SIGNAL.
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
-        r"\[[FEWIV](?:\d{4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]+:\d+\] .*NCCL",
-        r"\[[FEWIV](?:\d{4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]*NCCL[^\]\s]*:\d+\] ",
+        r"\[[FEWIV](?:\d{3,4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]+:\d+\] .*NCCL",
+        r"\[[FEWIV](?:\d{3,4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]*NCCL[^\]\s]*:\d+\] ",
         r"(?:^|[\s:\]])[FEWIV]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] .*NCCL",
         r"(?:^|[\s:\]])[FEWIV]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S*NCCL\S*:\d+\] ")
 

@@ -33,6 +33,7 @@ from pipeline.analyze.progress import RunInputs, collect, make_attempt_events
 from pipeline.analyze.quality import ORDER
 from pipeline.analyze.quality import check as check_quality
 from pipeline.analyze.quality import fidelity as run_fidelity
+from pipeline.analyze.restarts import add_cut_column, split_restarts
 from pipeline.analyze.rootcause import (
     DEFAULT_AFTER_S,
     DEFAULT_BEFORE_S,
@@ -71,7 +72,10 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
         con.execute("SET TimeZone = 'UTC'")
         alias_hosts(con)
         fidelity = link_attempts(con, load_run_map(run_map), job_output)
+        add_cut_column(con)
         make_attempt_events(con)
+        if split_restarts(con):
+            make_attempt_events(con)
         assign_runs(con)
         runs = collect(con)
         if not runs:

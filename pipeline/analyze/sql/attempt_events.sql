@@ -7,6 +7,7 @@
 -- but a checkpoint *load* printed at the start of a requeued run (same output file, opened in
 -- append mode) would land in the previous attempt, so an inherited load takes the time of the
 -- next stamped line of its file instead (so does one printed before any stamp: 'missing').
+-- torchrun's restart lines (elastic_restart) come along: restarts.py cuts attempts at them.
 WITH ev AS (
     SELECT file, line_no, ts, ts_flag, kind, job_id, iteration, value, message,
            CASE WHEN kind = 'ckpt_load' AND ts_flag IN ('inherited', 'missing')
@@ -17,7 +18,7 @@ WITH ev AS (
                 ELSE ts END AS at
     FROM events
     WHERE kind IN ('iteration', 'ckpt_save_start', 'ckpt_save_end', 'ckpt_save_time',
-                   'ckpt_load')
+                   'ckpt_load', 'elastic_restart')
 ),
 known AS (SELECT DISTINCT job_id FROM attempts_linked),
 -- one row per event and linked job (a file linked to several jobs gives several); rid names the
@@ -48,4 +49,6 @@ JOIN evj ev ON ev.rid = p.rid
 JOIN attempts_linked a ON a.attempt = p.attempt
 WHERE ev.at >= a.start
   AND ev.at <= coalesce(a."end", ev.at)
+  -- a piece of an attempt cut at an in-job restart (restarts.py) ends where the next begins
+  AND NOT (a.cut_end AND ev.at >= a."end")
 ORDER BY a.run, a.start, ev.file, ev.line_no
