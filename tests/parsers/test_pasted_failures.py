@@ -140,3 +140,18 @@ def test_mpirun_timestamped_tags_are_peeled(tmp_path: Path) -> None:
     assert [(e["ts"].isoformat(), e["ts_flag"], e["host"], e["rank"]) for e in ev] == [
         ("2023-08-11T12:31:45+00:00", "assumed_tz", "tomte401", 0)]
 
+
+
+def test_c10_stamps_of_months_before_october() -> None:
+    """c10/util/Logging.cpp prints the date as (month + 1) * 100 + day: ``[E424 ...]`` is
+    April 24 (pasted from pytorch/pytorch threads); read with four digits only, such lines
+    inherited the previous line's time. The year is that of the file's latest full stamp."""
+    text = (" [2024-04-24 01:16:00] iteration      100/  500000 | consumed samples:        51200"
+            " | elapsed time per iteration (ms): 410.2 |\n"
+            "[rank1]:[E424 01:17:25.031948957 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught"
+            " collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, "
+            "NumelOut=1, Timeout(ms)=600000) ran for 600090 milliseconds before timing out.\n")
+    ev, _, _ = parse(JobLogParser, text, "slurm-12.out")
+    row = next(e for e in ev if e["kind"] == "nccl_timeout")
+    assert (row["ts"].isoformat(), row["ts_flag"]) == ("2024-04-24T01:17:25.031948+00:00",
+                                                       "inferred_year")
