@@ -61,6 +61,9 @@ def ctime_stamp(m: re.Match[str], tz: tzinfo) -> tuple[int, str] | None:
         return None
 
 
+#: torchtitan's logger (torchtitan/tools/logging.py init_logger): ``[titan] %(asctime)s -
+#: %(name)s - %(levelname)s - %(message)s``; the stamp behind it is read as any ISO stamp
+_TITAN = re.compile(r"\[titan\] (?=\d{4}-\d\d-\d\d )")
 #: Ray's worker prefix (ray/_private/log_monitor.py): ``(RayWorker pid=1234) ``,
 #: ``(pid=1234, ip=10.0.0.1) ``, ``(TrainTrainable pid=None) ``
 RAY = re.compile(r"\((?:[A-Za-z_][\w.]*(?: pid=(?:\d+|None))?|pid=\d+)"
@@ -146,6 +149,10 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
             if m is not None:
                 if out.rank is None:
                     out.rank = int(m.group(1))
+                pos = m.end()
+                continue
+            m = _TITAN.match(text, pos)
+            if m is not None:  # the stamp after it is read next
                 pos = m.end()
                 continue
             m = _DEEPSPEED.match(text, pos)

@@ -32,8 +32,21 @@ def test_seconds_become_milliseconds() -> None:
         "steps: 8200 loss: 5.3803 iter time (s): 2.704 samples/sec: 94.667\n")
     events, _, _ = parse(JobLogParser, text, "train.log")
     rows = [(e["kind"], e["iteration"], e["value"]) for e in events]
-    assert rows == [("iteration", 652, pytest.approx(1299.0)), ("iteration", 653, None),
+    # NeMo's global_step is the run's step ('iteration' restarts at 0 every epoch)
+    assert rows == [("iteration", 653, pytest.approx(1299.0)), ("iteration", 654, None),
                     ("iteration", 8200, pytest.approx(2704.0))]
+
+
+def test_nemo_progress_across_epochs_is_the_global_step() -> None:
+    """NeMo 2's printer counts 'iteration' within the epoch (progress_printer.py); a second
+    epoch's first line read as iteration 0 sent progress backwards (pasted in
+    NVIDIA-NeMo threads: 'Training epoch 1, iteration 0/999 | ... | global_step: 19')."""
+    text = ("Training epoch 0, iteration 18/19 | lr: 3e-05 | global_batch_size: 8 | "
+            "global_step: 19 | reduced_train_loss: 2.1 | train_step_timing in s: 0.5\n"
+            "Training epoch 1, iteration 0/19 | lr: 3e-05 | global_batch_size: 8 | "
+            "global_step: 20 | reduced_train_loss: 2.0 | train_step_timing in s: 0.5\n")
+    events, _, _ = parse(JobLogParser, text, "train.log")
+    assert [e["iteration"] for e in events] == [19, 20]
 
 
 def test_value_scale_must_be_a_positive_number(tmp_path: Path) -> None:

@@ -1,0 +1,48 @@
+"""Progress and checkpoint lines of trainers users paste that had no recogniser: torchtitan
+(pytorch/torchtitan#1287, #2389 and the printing code cited in parsers/signatures/
+progress.toml), DeepSpeed's per-rank load line (EleutherAI/gpt-neox#843)."""
+
+from __future__ import annotations
+
+import pytest
+
+from parsers.joblog import JobLogParser
+from tests.parsers.util import parse
+
+# torchtitan/tools/logging.py: "[titan] %(asctime)s - %(name)s - %(levelname)s - %(message)s",
+# torchrun's [rankN]: in front; metrics.py's line with and without its ANSI colours
+TITAN = (
+    "[rank0]:[titan] 2025-06-16 22:20:01,114 - root - INFO - Loading the checkpoint at step "
+    "400.\n"
+    "[rank0]:[titan] 2025-06-16 22:30:50,322 - root - INFO - step: 410  loss:  6.1384  memory: "
+    "49.66GiB(52.28%)  tps: 5,856  tflops: 339.12  mfu: 34.29%\n"
+    "[rank0]:[titan] 2025-06-16 22:30:55,322 - root - INFO - \x1b[31mstep: 420  \x1b[32mloss:  "
+    "6.1000  \x1b[33mstep_time:  0.5000  \x1b[34mtps: 6,012  per_device_tps: 751  \x1b[36m"
+    "tflops: 348.20  \x1b[35mmfu: 35.21%\x1b[39m\n")
+
+
+def test_torchtitan_lines() -> None:
+    events, _, acct = parse(JobLogParser, TITAN, "slurm-31.out")
+    rows = [(e["kind"], e["iteration"], e["value"], e["ts"].isoformat(), e["ts_flag"],
+             e["rank"]) for e in events]
+    assert rows == [
+        ("ckpt_load", 400, None, "2025-06-16T22:20:01.114000+00:00", "assumed_tz", 0),
+        ("iteration", 410, None, "2025-06-16T22:30:50.322000+00:00", "assumed_tz", 0),
+        ("iteration", 420, pytest.approx(500.0), "2025-06-16T22:30:55.322000+00:00",
+         "assumed_tz", 0)]
+    assert acct.events == 3
+
+
+def test_other_step_lines_are_not_torchtitan() -> None:
+    """NeMo's 'global_step: 653 | reduced_train_loss:' and prose are not torchtitan steps."""
+    text = ("a step: 5 of the recipe\n"
+            "lr: 0.1 | global_step: 653 | reduced_train_loss: 2.586\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-32.out")
+    assert [e for e in events if e.get("format") == "torchtitan"] == []
+
+
+def test_deepspeed_rank_loading_line() -> None:
+    text = ("[2023-03-24 03:46:41,106] [INFO] [engine.py:1551:_load_checkpoint] rank: 5 loading "
+            "checkpoint: /ckpt/global_step80000/mp_rank_05_model_states.pt\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-33.out")
+    assert [(e["kind"], e["iteration"]) for e in events] == [("ckpt_load", 80000)]
