@@ -52,7 +52,7 @@ V_ENVELOPE = (r"^(?:\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\
               r"\S+ (?:" + _D + r")(?:\[\d+\])?:)")
 #: ``%pJ`` as Slurm prints it: ``JobId=12``, ``JobId=12_3(15)`` (array task; raw id in
 #: parentheses), ``JobId=12_*`` / ``JobId=12_[1-5]`` (pending array), ``JobId=12+0(12)`` (het)
-JOBID = r"JobId=(\d+(?:_(?:\d+|\*|\[[^\]]*\]))?(?:\+\d+)?)(?:\((\d+)\))?"
+JOBID = r"Job(?:Id|ID)=(\d+(?:_(?:\d+|\*|\[[^\]]*\]))?(?:\+\d+)?)(?:\((\d+)\))?"
 _LEVEL = re.compile(r"^(?:error|fatal|debug\d?|verbose|warning): ")
 
 

@@ -22,7 +22,10 @@ from parsers.slurm_common import JOBID, split_step_prefix, strip_level
 _ALLOCATE = re.compile(r"^sched: Allocate " + JOBID + r" NodeList=(\S+)")
 _BACKFILL = re.compile(r"^(?:sched/)?backfill: (?:_start_job: )?Started " + JOBID
                        + r" in \S+ on (\S+)")
-_COMPLETE = re.compile(r"^_?job_complete: " + JOBID + r" (.+)$")
+#: Slurm before 17.11 put the job's state bits and node count before the outcome:
+#: ``_job_complete: JobID=12 State=0x1 NodeCnt=1 WEXITSTATUS 1`` (read as the newer form)
+_COMPLETE = re.compile(r"^_?job_complete: " + JOBID
+                       + r" (?:State=0x[0-9a-fA-F]+ NodeCnt=\d+ )?(.+)$")
 _REQUEUE_NODE = re.compile(r"^requeue job " + JOBID + r" due to failure of node (\S+)")
 _REQUEUING = re.compile(r"^Requeuing " + JOBID)
 _TIMELIMIT = re.compile(r"^(Time limit exhausted|Inactivity time limit reached) for " + JOBID)

@@ -155,3 +155,18 @@ def test_c10_stamps_of_months_before_october() -> None:
     row = next(e for e in ev if e["kind"] == "nccl_timeout")
     assert (row["ts"].isoformat(), row["ts_flag"]) == ("2024-04-24T01:17:25.031948+00:00",
                                                        "inferred_year")
+
+
+def test_slurmctld_before_17_11(tmp_path: Path) -> None:
+    """Older slurmctld spelled the id ``JobID=`` and put the state bits and node count before
+    a job's outcome (ArjunaUsers/ArjunaUsers.github.io#7 and #137)."""
+    got = _explain(tmp_path, "slurmctld.log", [
+        "[2017-11-02T10:00:00.123] sched: Allocate JobID=2977957 NodeList=node01 #CPUs=32 "
+        "Partition=gpu",
+        "[2017-11-02T12:00:00.456] _job_complete: JobID=2977957 State=0x1 NodeCnt=1 "
+        "WEXITSTATUS 1",
+        "[2017-11-02T12:00:00.457] _job_complete: JobID=2977957 State=0x8005 NodeCnt=1 done"])
+    assert got == {1: [("job_start", "node01", "none")],
+                   2: [("job_end", "WEXITSTATUS 1", "user_code")],
+                   3: [("job_end", "done", "none")]}
+
