@@ -109,6 +109,10 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
     """Peel known prefixes off ``text`` into ``out`` (see module docstring)."""
     out.ts = out.flag = out.rank = out.level = None
     pos = 0
+    if text[:1] == "`" and len(text) > 2 and text.rstrip().endswith("`"):
+        # an inline-code paste of a line (`` `srun: error: ...` ``): its backticks go. A
+        # quote's ``> `` stays: Megatron's own messages begin with it
+        text, pos = text.rstrip()[:-1], 1
     n = len(text)
     for _ in range(8):
         if pos >= n:

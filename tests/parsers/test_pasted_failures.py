@@ -170,3 +170,12 @@ def test_slurmctld_before_17_11(tmp_path: Path) -> None:
                    2: [("job_end", "WEXITSTATUS 1", "user_code")],
                    3: [("job_end", "done", "none")]}
 
+
+def test_inline_code_pastes() -> None:
+    """Backticks (inline code, FoNDUE-HTR/Documentation#5) around a job-output line are the
+    paste's, not the line's. (A quote's '> ' is not peeled in job output: Megatron's own
+    messages begin with it; the text dialect peels it.)"""
+    ev, _, acct = parse(JobLogParser, "`srun: error: gpu001: task 0: Out Of Memory`\n",
+                        "slurm-5.out")
+    assert [(e["kind"], e["code"]) for e in ev] == [("oom_event", "srun")]
+    assert acct.events == 1
