@@ -27,6 +27,7 @@ part is, UNPARSED if any non-progress-bar part is unrecognised, NOISE otherwise.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, ClassVar
@@ -68,6 +69,9 @@ from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
 
 _OWN = ("exact", "assumed_tz")
+#: a tqdm bar (``{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]``)
+#: with more text glued behind its closing bracket (transformers#15401, DeepSpeed#1054)
+_BAR_GLUED = re.compile(r"\d{1,3}%\|[^|]*\| *[\d.]+[kMGT]?/[\d.]+[kMGT]? \[[^\]]*\](?=\S)")
 
 
 @dataclass(frozen=True)
@@ -193,7 +197,12 @@ class JobLogParser(LineParser):
 
     def _parse_line(self, text: str, line_no: int) -> int:
         if "\r" not in text:
-            return self._one(text, line_no)
+            g = _BAR_GLUED.search(text) if "%|" in text else None
+            if g is None:
+                return self._one(text, line_no)
+            # a log record printed right behind a tqdm bar with no newline between (both on
+            # stderr): two parts, as if the bar had been ended by a carriage return
+            text = text[:g.end()] + "\r" + text[g.end():]
         best = NOISE
         for part in text.split("\r"):
             if not part.strip():

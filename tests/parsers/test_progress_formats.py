@@ -46,3 +46,15 @@ def test_deepspeed_rank_loading_line() -> None:
             "checkpoint: /ckpt/global_step80000/mp_rank_05_model_states.pt\n")
     events, _, _ = parse(JobLogParser, text, "slurm-33.out")
     assert [(e["kind"], e["iteration"]) for e in events] == [("ckpt_load", 80000)]
+
+
+def test_a_record_glued_behind_a_tqdm_bar() -> None:
+    """tqdm and the logger share stderr; a record printed right after a bar redraw sits on
+    the bar's line with no newline between (huggingface/transformers#15401): the bar and the
+    record are both read, as if a carriage return ended the bar."""
+    text = (" 47%|█████████████▍               | 7000/14754 [33:22<36:36,  3.53it/s][INFO|"
+            "trainer.py:2103] 2022-01-29 00:19:36,630 >> Saving model checkpoint to "
+            "/tmp/debug_squad/checkpoint-7000\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-34.out")
+    assert sorted((e["kind"], e["iteration"]) for e in events) == [
+        ("ckpt_save_start", 7000), ("progress_bar", 7000)]
