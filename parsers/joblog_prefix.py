@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from datetime import tzinfo
 
-from parsers.timeutil import TimeError, iso_match_to_us, local_to_us
+from parsers.timeutil import MONTHS, TimeError, iso_match_to_us, local_to_us
 
 _ISO = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d(?::?\d\d)?)?"
@@ -48,15 +48,13 @@ MPIRUN_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>: ?")
 MPIRUN_CTIME = re.compile(
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
     r"([ \d]\d) (\d\d):(\d\d):(\d\d) (\d{4})(?=\[\d+,\d+\]<std(?:out|err)>:)")
-_MON = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
-                                     "Sep", "Oct", "Nov", "Dec"), 1)}
 
 
 def ctime_stamp(m: re.Match[str], tz: tzinfo) -> tuple[int, str] | None:
     """Epoch us and flag of an ``MPIRUN_CTIME`` match."""
     try:
-        return local_to_us(int(m.group(6)), _MON[m.group(1)], int(m.group(2)), int(m.group(3)),
-                           int(m.group(4)), int(m.group(5)), 0, tz), "assumed_tz"
+        return local_to_us(int(m.group(6)), MONTHS[m.group(1).lower()], int(m.group(2)),
+                           int(m.group(3)), int(m.group(4)), int(m.group(5)), 0, tz), "assumed_tz"
     except (ValueError, OverflowError):
         return None
 

@@ -6,16 +6,15 @@ the job's output shows progress, a failure, ``[default] Worker group FAILED. 3/3
 left; will restart worker group``, a checkpoint load, and progress again from the loaded
 iteration. Read as one attempt, the work rolled back and the time until the restart were
 counted as slowness, and iterations already counted as progress (a Slurm run of 100 steps
-with one restart: TOR 0.48 where it was 0.78).
+with one restart: TOR 0.48 where it was 0.79).
 
 ``split_restarts`` cuts such an attempt into pieces, ``<attempt>`` then ``<attempt>.r1``,
-``.r2``, ...: a cut where, after progress, the agent's restart line or a checkpoint load comes
-(the earliest such line of the stretch after the last progress line: its own stamp, or for a
-load without one the stamp before it, never before that progress line), if the agent said so or
-progress follows the load (a load at the very end, as HF Trainer's ``load_best_model_at_end``,
-is no restart). A piece that ends at a cut has state ``RESTARTED`` and no exit code; the last
-piece keeps the scheduler's verdict. Attempts inferred from output are cut already
-(``sql/inferred_sessions.sql``).
+``.r2``, ...: a cut where, after progress, the agent's restart line comes, or a checkpoint load
+followed by more progress in its own file (a load at the very end, as HF Trainer's
+``load_best_model_at_end``, is no restart); ``_cuts`` says how the marks of one restart are
+merged and where the cut falls. A piece that ends at a cut has state ``RESTARTED`` and no exit
+code; the last piece keeps the scheduler's verdict. Attempts inferred from output are cut
+already (``sql/inferred_sessions.sql``).
 """
 
 from __future__ import annotations
