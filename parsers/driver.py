@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from parsers import progress_batch, registry, remote
+from parsers import progress_batch, registry, remote, sacct
 from parsers.base import (
     Accounting,
     DocumentParser,
@@ -240,8 +240,9 @@ def open_parser(f: InputFile, stats: ReadStats, *, tz: tzinfo = UTC, year: int |
         cls, _score = registry.detect(decode(head.replace(b"\x00", b"")), f.display)
         if cls is None:  # no known layout: the prefix and message layers on every line
             cls = TextParser
-            note = "no known layout; read as text (every signature tried); name a source " \
-                   "with --source if it is one"
+            note = sacct.headerless_note(decode(head[:8192])) or (
+                "no known layout; read as text (every signature tried); name a source with "
+                "--source if it is one")
     elif isinstance(source, str):
         cls = registry.get(source)
     else:

@@ -45,7 +45,10 @@ _SETTING_PLAIN = re.compile(r"^Setting node (\S+) state to (DRAIN|INVAL|DOWN)\s*
 _REGISTRATION = re.compile(r"^_slurm_rpc_node_registration node=(\S+): (.*)$")
 _LOW_MEM = re.compile(r"^Node (\S+) has low (real_memory size|tmp_disk size|"
                       r"socket\*core\*thread count|CPU count)")
-_PROLOG = re.compile(r"^validate_node_specs: Prolog or job env setup failure on node (\S+)")
+#: node_mgr.c validate_node_specs (20.02+); before it ``Prolog failure on node %s, state to
+#: DOWN`` (up to 2.x) / ``..., draining the node`` (14.x-19.05)
+_PROLOG = re.compile(r"^(?:validate_node_specs: Prolog or job env setup|Prolog) failure on node "
+                     r"([^\s,]+)")
 _REBOOTED = re.compile(r"^validate_node_specs: Node (\S+) unexpectedly rebooted")
 _SLURMD_ERR = re.compile(r"^slurmd error running " + JOBID + r" on [Nn]ode\(s\)=(\S+): (.*)$")
 _SUBMIT_ERR = re.compile(r"^_slurm_rpc_(?:submit_batch_job|allocate_resources|job_will_run): "
@@ -70,6 +73,7 @@ class CtldMessages:
         "now responding", "returned to service", "drain_nodes: ", "Setting node ",
         "_slurm_rpc_node_registration", "has low ", "validate_node_specs: ",
         "slurmd error running ", "_slurm_rpc_submit_batch_job: ", "job_submit/",
+        "Prolog failure on node ",
         "_slurm_rpc_allocate_resources: ", "_slurm_rpc_job_will_run: ")
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 

@@ -8,7 +8,8 @@ Formats (SchedMD/slurm; ``error()`` prefixes ``srun: error: `` / ``slurmstepd: e
   row per host of the hostlist, code = exit code or signal text, device = the task list);
   ``%s: %s %s: Out Of Memory`` -> ``oom_event`` (code ``srun``).
 * src/srun ``_node_fail_handler``: ``Node failure on %s`` -> ``srun_node_fail`` (one row per
-  host).
+  host). ``salloc: Prolog failure on node %s`` (slurmd's job notification) -> ``node_drain``
+  (code ``Prolog or job env setup failure``, as slurmctld's line; slurmctld drains the node).
 * slurmstepd (req.c ``_handle_signal_container``) and srun (``_handle_timeout``):
   ``*** JOB 1234 ON node017 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME LIMIT ***`` and the
   ``STEP 1234.0`` variants; reasons TIME LIMIT, PREEMPTION, NODE FAILURE (newer: ``, SEE
@@ -75,6 +76,9 @@ _REJECTED = re.compile(r"^(?:Unable to allocate resources|Batch job submission f
 _OOM = re.compile(r"^Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )"
                   r"(\d+(?:_\d+)?)")
 _NODE_FAIL = re.compile(r"^Node failure on (\S+)$")
+#: slurmd's job notification when a node's prolog failed (slurmd/req.c _rpc_launch_tasks /
+#: _rpc_batch_job: slurm_notify_job "Prolog failure on node %s"), printed by salloc/srun
+_PROLOG_FAIL = re.compile(r"^Prolog failure on node (\S+)$")
 _JOB_ID_VAR = re.compile(r"^SLURM_JOB_?ID=(\d+)\s*$")
 _NOISE: tuple[str, ...] = ()
 
@@ -129,6 +133,11 @@ class SlurmStepMatcher:
         m2 = _TASK.match(msg)
         if m2 is not None:
             return self._task(m2, msg, emit)
+        pf = _PROLOG_FAIL.match(msg)
+        if pf is not None:
+            emit(kind="node_drain", host=pf.group(1), code="Prolog or job env setup failure",
+                 message=msg, format=self.format)
+            return EVENT
         m3 = _NODE_FAIL.match(msg)
         if m3 is not None:
             for h in _hosts(m3.group(1)):
