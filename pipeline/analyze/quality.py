@@ -87,7 +87,16 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
     for a, f in con.execute("SELECT DISTINCT attempt, file FROM attempt_events").fetchall():
         files_of.setdefault(a, []).append(f)
     scheduled = _scheduled(con)
+    untimed = untimed_progress(con)
     for ri in runs:
+        if ri.run in untimed:
+            n, fs = untimed[ri.run]
+            timed = sum(len(a.progress) for a in ri.attempts)
+            out.append(_w("untimed_progress", f"run {ri.run}: {n:,} progress lines in "
+                          f"{_files_list(fs)} carry no time (no timestamp on or before them "
+                          f"in their file) and are left out; {timed:,} timed ones remain"
+                          + (": too few to measure its TOR" if n > timed else ""),
+                          ri.run, files=fs) | {"lines": n})
         inferred = [r["attempt"] for r in ri.rows if r.get("source") == "inferred"]
         if scheduled and inferred:
             fs = sorted({f for a in inferred for f in files_of.get(a, [])})
@@ -113,6 +122,27 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
                       "(events expire after --event-ttl, an hour by default): the others "
                       "left no trace, and their time is counted as repair"))
     return out
+
+
+def untimed_progress(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, list[str]]]:
+    """Per run, progress lines no time could be given (ts_flag 'missing': no stamp on or
+    before them in their file; older Megatron-LM prints its iteration lines without one) in
+    the output files of its attempts (by the job id of the line, the file's links, or the
+    file an attempt was inferred from), and those files."""
+    rows = con.execute("""
+        WITH u AS (SELECT file, job_id, count(*) AS n FROM events
+                   WHERE kind = 'iteration' AND ts IS NULL GROUP BY ALL),
+        f AS (
+            SELECT DISTINCT a.run, u.file, u.n FROM u JOIN attempts_linked a
+              ON a.job_id = u.job_id
+            UNION
+            SELECT DISTINCT a.run, u.file, u.n FROM u JOIN output_links l ON l.file = u.file
+              JOIN attempts_linked a ON a.job_id = l.job_id WHERE u.job_id IS NULL
+            UNION
+            SELECT DISTINCT a.run, u.file, u.n FROM u JOIN attempts_linked a
+              ON u.job_id IS NULL AND a.source = 'inferred' AND a.job_id = u.file)
+        SELECT run, sum(n), list(file ORDER BY file) FROM f GROUP BY run""").fetchall()
+    return {str(r): (int(n), list(fs)) for r, n, fs in rows}
 
 
 def _scheduled(con: duckdb.DuckDBPyConnection) -> bool:

@@ -48,6 +48,7 @@ def render_run(r: dict[str, Any], top: int | None = 10) -> str:
     rows: list[list[Any]] = []
     for k, v in r["components"].items():
         m = _mark(ap, k)
+        v = round(v, 1) + 0.0  # a float residue (-1e-10) prints as 0.0, not -0.0
         rows.append([LABELS[k], f"{m}{v:,.1f}", m + human(v), _pct(v, t_obs)])
     rows.append(["total (= T_obs)", f"{sum(r['components'].values()):,.1f}",
                  human(sum(r["components"].values())), _pct(t_obs, t_obs)])
