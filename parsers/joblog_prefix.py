@@ -66,8 +66,12 @@ _TITAN = re.compile(r"\[titan\] (?=\d{4}-\d\d-\d\d )")
 #: ``(pid=1234, ip=10.0.0.1) ``, ``(TrainTrainable pid=None) ``
 RAY = re.compile(r"\((?:[A-Za-z_][\w.]*(?: pid=(?:\d+|None))?|pid=\d+)"
                  r"(?:, ip=[\d.:a-fA-F]+)?\) ")
-#: pdsh / DeepSpeed's multi-node runner: ``worker-0: `` (the host name, ending in a digit)
-PDSH = re.compile(r"(?!(?:slurmstepd|srun|sbatch|salloc|slurmd|slurmctld)\b)[a-z][a-z0-9.\-]*\d: ")
+#: pdsh / DeepSpeed's multi-node runner: ``worker-0: `` (the host name, ending in a digit);
+#: not a kernel device name the driver puts first (IPoIB ``ib0: transmit timeout``, ``eth0:``,
+#: ``enp8s0f1:``, ``bond0:``, ``nvme0n1:``, ``sda1:``, ``md0:``): those are the message
+PDSH = re.compile(r"(?!(?:slurmstepd|srun|sbatch|salloc|slurmd|slurmctld)\b)"
+                  r"(?!(?:ib\d+(?:\.\w+)?|eth\d+|en[ops]\w*\d|bond\d+|nvme\d+(?:n\d+(?:p\d+)?)?"
+                  r"|sd[a-z]+\d+|md\d+): )[a-z][a-z0-9.\-]*\d: ")
 _DEEPSPEED = re.compile(
     r"\[((\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d),(\d{3}))\] \[([A-Z]+)\] \[[^\]\s]+\] ")
 _HF = re.compile(
