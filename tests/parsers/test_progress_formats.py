@@ -58,3 +58,20 @@ def test_a_record_glued_behind_a_tqdm_bar() -> None:
     events, _, _ = parse(JobLogParser, text, "slurm-34.out")
     assert sorted((e["kind"], e["iteration"]) for e in events) == [
         ("ckpt_save_start", 7000), ("progress_bar", 7000)]
+
+
+@pytest.mark.parametrize("line", [
+    # pytorch/pytorch torch/distributed/elastic/agent/server/api.py, Python logging (<= 2.0)
+    # and the klog-style header of 2.4+; torchx's Ray prefix (meta-pytorch/torchx#492)
+    "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully "
+    "finished. Waiting 300 seconds for other agents to finish.",
+    "I0227 17:39:41.936000 293814 torch/distributed/elastic/agent/server/api.py:840] [default] "
+    "worker group successfully finished. Waiting 300 seconds for other agents to finish.",
+    "ray/0 (CommandActor pid=494377) INFO:torch.distributed.elastic.agent.server.api:[] worker "
+    "group successfully finished. Waiting 300 seconds for other agents to finish.",
+    # torchelastic 0.2 (pytorch/elastic#134)
+    "[INFO] 2020-11-16 05:37:30,257 api: [default] All workers successfully finished.",
+])
+def test_torchrun_agent_success_is_the_end_of_training(line: str) -> None:
+    events, _, _ = parse(JobLogParser, line + "\n", "slurm-34.out")
+    assert [(e["kind"], e["code"]) for e in events] == [("train_end", "done")]
