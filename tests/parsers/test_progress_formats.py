@@ -75,3 +75,18 @@ def test_a_record_glued_behind_a_tqdm_bar() -> None:
 def test_torchrun_agent_success_is_the_end_of_training(line: str) -> None:
     events, _, _ = parse(JobLogParser, line + "\n", "slurm-34.out")
     assert [(e["kind"], e["code"]) for e in events] == [("train_end", "done")]
+
+
+def test_nanogpt_and_nanochat_steps() -> None:
+    # karpathy/nanoGPT train.py and karpathy/nanochat scripts/base_train.py (#147), as cited
+    # in parsers/signatures/progress.toml
+    text = ("iter 0: loss 10.9853, time 30728.83ms, mfu -100.00%\n"
+            "iter 10: loss 4.2151, time 140.47ms, mfu 31.02%\n"
+            "step 00004/21400 (0.02%) | loss: 8.893647 | lrm: 1.00 | dt: 989.44ms | tok/sec: "
+            "529,882 | mfu: 74.13 | total time: 0.00m\n"
+            "step 0: train loss 2.2365, val loss 1.9580\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-35.out")
+    assert [(e["kind"], e["iteration"], e["value"], e["format"]) for e in events] == [
+        ("iteration", 0, pytest.approx(30728.83), "nanogpt"),
+        ("iteration", 10, pytest.approx(140.47), "nanogpt"),
+        ("iteration", 4, pytest.approx(989.44), "nanochat")]
