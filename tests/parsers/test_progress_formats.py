@@ -90,3 +90,32 @@ def test_nanogpt_and_nanochat_steps() -> None:
         ("iteration", 0, pytest.approx(30728.83), "nanogpt"),
         ("iteration", 10, pytest.approx(140.47), "nanogpt"),
         ("iteration", 4, pytest.approx(989.44), "nanochat")]
+
+
+def test_fairseq_and_maxtext_lines() -> None:
+    # facebookresearch/fairseq#2338 (train_inner, logging format of 0.10) and #940 ('| '
+    # before 0.9); checkpoint_utils.py / trainer.py save and load lines; MaxText's metric
+    # line (AI-Hypercomputer/maxtext#761). Printing code cited in progress.toml.
+    text = (
+        "2020-07-17 07:00:00 | INFO | fairseq.trainer | loaded checkpoint checkpoints/"
+        "checkpoint_last.pt (epoch 1 @ 2000 updates)\n"
+        "2020-07-17 07:11:02 | INFO | train_inner | epoch 001:   2800 / 160368 loss=9.255, "
+        "ppl=611.12, wps=57.3, ups=0.04, wpb=1525.5, bsz=8, num_updates=2800, lr=0.000305, "
+        "gnorm=1.206, train_wall=2523, wall=72521\n"
+        "2020-07-17 08:00:12 | INFO | fairseq.checkpoint_utils | saved checkpoint checkpoints/"
+        "checkpoint_1_3000.pt (epoch 1 @ 3000 updates, score 6.112) (writing took 12.42 "
+        "seconds)\n"
+        "| epoch 001:    450 / 1891 loss=11.521, nll_loss=10.881, ppl=1886.05, wps=52922, "
+        "ups=0.5, wpb=104928, bsz=5325, num_updates=445, lr=0.000111, gnorm=1.738\n"
+        "| epoch 010 | train loss 1.44 | train ppl 2.72 | s/checkpoint    7747\n"
+        "completed step: 9, seconds: 1.341, TFLOP/s/device: 257.929, Tokens/s/device: "
+        "36653.244, loss: 0.000\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-36.out")
+    got = [(e["kind"], e["iteration"], e["value"], e["format"],
+            e["ts"].isoformat() if e["ts"] else None) for e in events]
+    assert got == [
+        ("ckpt_load", 2000, None, "fairseq", "2020-07-17T07:00:00+00:00"),
+        ("iteration", 2800, None, "fairseq", "2020-07-17T07:11:02+00:00"),
+        ("ckpt_save_end", 3000, None, "fairseq", "2020-07-17T08:00:12+00:00"),
+        ("iteration", 445, None, "fairseq", "2020-07-17T08:00:12+00:00"),
+        ("iteration", 9, pytest.approx(1341.0), "maxtext", "2020-07-17T08:00:12+00:00")]
