@@ -119,3 +119,24 @@ def test_fairseq_and_maxtext_lines() -> None:
         ("ckpt_save_end", 3000, None, "fairseq", "2020-07-17T08:00:12+00:00"),
         ("iteration", 445, None, "fairseq", "2020-07-17T08:00:12+00:00"),
         ("iteration", 9, pytest.approx(1341.0), "maxtext", "2020-07-17T08:00:12+00:00")]
+
+
+def test_composer_console_lines() -> None:
+    # mosaicml/composer's ConsoleLogger as in its README and mosaicml/llm-foundry#117
+    text = ("[batch=1/100]:\n"
+            "\t Train LanguageCrossEntropy: 10.9736\n"
+            "         Train Perplexity: 58312.0586\n"
+            "[epoch=1][batch=2/100]:\n"
+            "         Train time/batch: 1\n")
+    events, _, acct = parse(JobLogParser, text, "slurm-37.out")
+    assert [(e["kind"], e["iteration"], e["format"]) for e in events] == [
+        ("iteration", 1, "composer"), ("iteration", 2, "composer")]
+    assert (acct.events, acct.irrelevant, acct.unparsed) == (2, 3, 0)
+
+
+def test_olmo_console_step_header() -> None:
+    # allenai/OLMo olmo/train.py log_metrics_to_console's header, cited in progress.toml
+    text = "[step=10/739328]\n    train/CrossEntropyLoss=10.87\n[step=20/739328,epoch=0]\n"
+    events, _, _ = parse(JobLogParser, text, "slurm-38.out")
+    assert [(e["kind"], e["iteration"], e["format"]) for e in events] == [
+        ("iteration", 10, "olmo"), ("iteration", 20, "olmo")]
