@@ -140,3 +140,24 @@ def test_olmo_console_step_header() -> None:
     events, _, _ = parse(JobLogParser, text, "slurm-38.out")
     assert [(e["kind"], e["iteration"], e["format"]) for e in events] == [
         ("iteration", 10, "olmo"), ("iteration", 20, "olmo")]
+
+
+def test_gpt_neox_iteration_line() -> None:
+    # EleutherAI/gpt-neox megatron/training.py training_log (pasted in deepspeedai/DeepSpeed#3742)
+    text = (" samples/sec: 7.799 | iteration       34/   10000 | elapsed time per iteration (ms): "
+            "4103.1 | learning rate: 2.111E-06 | approx flops per GPU: 27.4TFLOPS | lm_loss: "
+            "1.023436E+01 | loss scale: 1024.0 | number of skipped iterations:   0 | number of "
+            "nan iterations:   0 |\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-39.out")
+    assert [(e["kind"], e["iteration"], e["value"]) for e in events] == [
+        ("iteration", 34, pytest.approx(4103.1))]
+
+
+def test_litgpt_step_line() -> None:
+    # Lightning-AI/litgpt#1110; the step (optimizer steps) is the progress, not the iter
+    text = ("Epoch 1 | iter 63 step 15 | loss train: 1.601, val: n/a | iter time: 98.20 ms\n"
+            "Epoch 1 | iter 64 step 16 | loss train: 1.583, val: n/a | iter time: 402.11 ms "
+            "(step)\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-40.out")
+    assert [(e["kind"], e["iteration"]) for e in events] == [
+        ("iteration", 15), ("iteration", 16)]
