@@ -161,3 +161,30 @@ def test_litgpt_step_line() -> None:
     events, _, _ = parse(JobLogParser, text, "slurm-40.out")
     assert [(e["kind"], e["iteration"]) for e in events] == [
         ("iteration", 15), ("iteration", 16)]
+
+
+@pytest.mark.parametrize(("line", "kind", "code", "iteration"), [
+    # pytorch/torchtitan#1287: start-up ends
+    ("[rank0]:[titan] 2025-06-25 13:10:56,821 - root - INFO - Training starts at step 401.",
+     "train_start", None, None),
+    # Lightning-AI/pytorch-lightning#14428 (fit_loop.py) and callbacks/timer.py
+    ("`Trainer.fit` stopped: `max_epochs=1` reached.", "train_end", "done", None),
+    ("`Trainer.fit` stopped: `max_steps=100` reached.", "train_end", "done", None),
+    ("Time limit reached. Elapsed time is 0:10:00. Signaling Trainer to stop.", "train_end",
+     "exit_duration", None),
+    # NVIDIA-NeMo/Speech#12284 (NeMo 2 async save), AI-Hypercomputer/ml-goodput-measurement#4
+    # (Orbax CheckpointManager.save, absl log header)
+    ("[NeMo I 2025-02-20 14:59:14 nemo_logging:393] **Async checkpoint save for step 10** "
+     "(Checkpoints/x/checkpoints/model_name=0--val_loss=0.00-step=9-consumed_samples=1280.0-"
+     "last.ckpt) finalized successfully.", "ckpt_save_end", None, 10),
+    ("I0608 20:54:47.918725 123567287061632 checkpoint_manager.py:1512] [process=0] Saving "
+     "checkpoint at step 19", "ckpt_save_start", None, 19),
+    # facebookincubator/submitit job_environment.py
+    ("submitit WARNING (2022-08-12 02:06:11,453) - Caught signal SIGUSR2 on learnfair0123: "
+     "this job is preempted.", "job_preempt", "submitit", None),
+    ("submitit WARNING (2022-08-12 02:06:11,453) - Caught signal SIGUSR2 on learnfair0123: "
+     "this job is timed-out.", "job_time_limit", "submitit", None),
+])
+def test_lifecycle_lines(line: str, kind: str, code: str | None, iteration: int | None) -> None:
+    events, _, _ = parse(JobLogParser, line + "\n", "slurm-41.out")
+    assert [(e["kind"], e["code"], e["iteration"]) for e in events] == [(kind, code, iteration)]
