@@ -90,13 +90,16 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
     untimed = untimed_progress(con)
     for ri in runs:
         if ri.run in untimed:
-            n, fs = untimed[ri.run]
-            timed = sum(len(a.progress) for a in ri.attempts)
-            out.append(_w("untimed_progress", f"run {ri.run}: {n:,} progress lines in "
-                          f"{_files_list(fs)} carry no time (no timestamp on or before them "
-                          f"in their file) and are left out; {timed:,} timed ones remain"
-                          + (": too few to measure its TOR" if n > timed else ""),
-                          ri.run, files=fs) | {"lines": n})
+            n, c, fs = untimed[ri.run]
+            timed = sum(len(a.progress) for a in ri.attempts) - c
+            what = ([f"{n:,} carry no time (no timestamp on or before them in their file) and "
+                     "are left out"] if n else []) + (
+                [f"{c:,} share one inherited timestamp with other iterations and print no "
+                 "step time to spread them"] if c else [])
+            out.append(_w("untimed_progress", f"run {ri.run}: of the progress lines in "
+                          f"{_files_list(fs)}, " + "; ".join(what) + f"; {timed:,} timed ones "
+                          "remain" + (": too few to measure its TOR" if n + c > timed else ""),
+                          ri.run, files=fs) | {"lines": n, "collapsed": c})
         inferred = [r["attempt"] for r in ri.rows if r.get("source") == "inferred"]
         if scheduled and inferred:
             fs = sorted({f for a in inferred for f in files_of.get(a, [])})
@@ -124,25 +127,37 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
     return out
 
 
-def untimed_progress(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, list[str]]]:
-    """Per run, progress lines no time could be given (ts_flag 'missing': no stamp on or
-    before them in their file; older Megatron-LM prints its iteration lines without one) in
-    the output files of its attempts (by the job id of the line, the file's links, or the
-    file an attempt was inferred from), and those files."""
+def untimed_progress(con: duckdb.DuckDBPyConnection
+                     ) -> dict[str, tuple[int, int, list[str]]]:
+    """Per run, progress lines no time could be given in the output files of its attempts
+    (by the job id of the line, the file's links, or the file an attempt was inferred from):
+    how many have none (ts_flag 'missing': no stamp on or before them in their file), how many
+    share one inherited stamp with other iterations and no step time to spread them
+    (Composer's console headers after one logger line: 'collapsed', see attempt_events.sql),
+    and those files."""
     rows = con.execute("""
-        WITH u AS (SELECT file, job_id, count(*) AS n FROM events
-                   WHERE kind = 'iteration' AND ts IS NULL GROUP BY ALL),
+        WITH g AS (
+            SELECT file, job_id, ts, count(*) AS n, count(DISTINCT iteration) AS k,
+                   count(*) FILTER (WHERE value IS NULL) AS nv
+            FROM events WHERE kind = 'iteration' AND (ts IS NULL OR ts_flag = 'inherited')
+            GROUP BY ALL),
+        u AS (
+            SELECT file, job_id,
+                   sum(CASE WHEN ts IS NULL THEN n ELSE 0 END) AS missing,
+                   sum(CASE WHEN ts IS NOT NULL AND k > 1 AND nv > 0 THEN n ELSE 0 END)
+                       AS collapsed
+            FROM g GROUP BY ALL HAVING missing + collapsed > 0),
         f AS (
-            SELECT DISTINCT a.run, u.file, u.n FROM u JOIN attempts_linked a
-              ON a.job_id = u.job_id
+            SELECT DISTINCT a.run, u.* FROM u JOIN attempts_linked a ON a.job_id = u.job_id
             UNION
-            SELECT DISTINCT a.run, u.file, u.n FROM u JOIN output_links l ON l.file = u.file
+            SELECT DISTINCT a.run, u.* FROM u JOIN output_links l ON l.file = u.file
               JOIN attempts_linked a ON a.job_id = l.job_id WHERE u.job_id IS NULL
             UNION
-            SELECT DISTINCT a.run, u.file, u.n FROM u JOIN attempts_linked a
+            SELECT DISTINCT a.run, u.* FROM u JOIN attempts_linked a
               ON u.job_id IS NULL AND a.source = 'inferred' AND a.job_id = u.file)
-        SELECT run, sum(n), list(file ORDER BY file) FROM f GROUP BY run""").fetchall()
-    return {str(r): (int(n), list(fs)) for r, n, fs in rows}
+        SELECT run, sum(missing), sum(collapsed), list(DISTINCT file ORDER BY file)
+        FROM f GROUP BY run""").fetchall()
+    return {str(r): (int(m), int(c), list(fs)) for r, m, c, fs in rows}
 
 
 def _scheduled(con: duckdb.DuckDBPyConnection) -> bool:

@@ -164,11 +164,12 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
     """TOR, or None with the reason it is undefined (never a silent 0)."""
     if d.t_obs <= 0:
         return None, "T_obs is 0"
-    untimed = sum(w.get("lines", 0) for w in warnings
-                  if w["code"] == "untimed_progress" and w["run"] == ri.run)
-    if untimed > sum(len(a.progress) for a in ri.attempts):
-        return None, (f"{untimed:,} of its progress lines carry no time (no timestamp on or "
-                      "before them in their output), more than those that do")
+    bad = [w for w in warnings if w["code"] == "untimed_progress" and w["run"] == ri.run]
+    untimed = sum(w["lines"] + w["collapsed"] for w in bad)
+    if untimed > sum(len(a.progress) for a in ri.attempts) - sum(w["collapsed"] for w in bad):
+        return None, (f"{untimed:,} of its progress lines carry no time of their own (no "
+                      "timestamp, or one inherited stamp for many iterations with no step "
+                      "time), more than those that do")
     if not any(a.progress for a in ri.attempts):
         return None, "no progress lines linked to its attempts"
     if math.isnan(d.ideal_step_s):

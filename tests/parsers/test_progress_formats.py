@@ -188,3 +188,13 @@ def test_litgpt_step_line() -> None:
 def test_lifecycle_lines(line: str, kind: str, code: str | None, iteration: int | None) -> None:
     events, _, _ = parse(JobLogParser, line + "\n", "slurm-41.out")
     assert [(e["kind"], e["code"], e["iteration"]) for e in events] == [(kind, code, iteration)]
+
+
+def test_composer_logger_stamp_is_read() -> None:
+    # llm-foundry's logging format (mosaicml/llm-foundry#884): '%(asctime)s: rank{r}[%(process)d]
+    # [%(threadName)s]: %(levelname)s: %(name)s: %(message)s'
+    text = ("2024-01-19 15:51:44,402: rank0[11406][MainThread]: INFO: composer.trainer.trainer: "
+            "Run name: interactive-il0GeA\n[batch=1/10]:\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-42.out")
+    assert [(e["kind"], e["ts"].isoformat(), e["ts_flag"]) for e in events] == [
+        ("iteration", "2024-01-19T15:51:44.402000+00:00", "inherited")]

@@ -109,3 +109,24 @@ def test_unstamped_megatron_campaign_matches_truth(tmp_path: Path, seed: int) ->
     for k, v in truth["components"].items():
         assert abs(run["components"][k] - v) <= 1e-3 * t_obs, (k, run["components"][k], v)
     assert abs(run["tor"] - truth["tor"]) <= 1e-3
+
+
+def test_many_iterations_at_one_inherited_stamp_are_no_timeline(tmp_path: Path) -> None:
+    """Composer's console headers print no time and no step time (mosaicml/composer
+    console_logger.py); after its one logger line they all inherit that line's stamp."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = ["2024-05-01 12:01:00,402: rank0[11406][MainThread]: INFO: composer.trainer."
+             "trainer: Run name: interactive-il0GeA"]
+    for b in range(1, 31):
+        lines += [f"[batch={b}/30]:", f"\t Train time/batch: {b - 1}"]
+    (logs / "slurm-8.out").write_text("\n".join(lines) + "\n")
+    (logs / "sacct.txt").write_text(
+        "JobID|JobName|State|ExitCode|Submit|Start|End|NodeList|AllocNodes\n"
+        "8|train|COMPLETED|0:0|2024-05-01T12:00:00|2024-05-01T12:00:00|2024-05-01T12:30:00|"
+        "node01|1\n")
+    got = _analyze(logs, tmp_path / "out")
+    run = got["runs"][0]
+    assert run["tor"] is None and "carry no time of their own" in run["tor_undefined"]
+    w = [w for w in got["warnings"] if w["code"] == "untimed_progress"]
+    assert len(w) == 1 and (w[0]["lines"], w[0]["collapsed"]) == (0, 30)
