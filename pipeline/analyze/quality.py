@@ -115,6 +115,7 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
                       f"linked to any job ({_files_list(silent)}); if they are a job's output, "
                       "say how they are named with --job-output PATTERN", files=silent,
                       fidelity="scheduler"))
+    out += _unlinked_pods(con)
     out += _records_cut(con)
     out += _silences(con)
     out += _zone(con)
@@ -158,6 +159,25 @@ def untimed_progress(con: duckdb.DuckDBPyConnection
         SELECT run, sum(missing), sum(collapsed), list(DISTINCT file ORDER BY file)
         FROM f GROUP BY run""").fetchall()
     return {str(r): (int(m), int(c), list(fs)) for r, m, c, fs in rows}
+
+
+def _unlinked_pods(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Kubernetes pod records (``kubectl get pod -o json``) while the attempts were inferred
+    from output files none of whose paths names any of those pods: the pods' logs are there
+    under other names, and the records (container starts, exit codes, run name) go unused."""
+    pods = [p for (p,) in con.execute(
+        "SELECT DISTINCT name FROM attempts WHERE source = 'k8s_pod' AND name IS NOT NULL "
+        "ORDER BY name").fetchall()]
+    files = [f for (f,) in con.execute(
+        "SELECT DISTINCT job_id FROM attempts_linked WHERE source = 'inferred'").fetchall()]
+    if not pods or not files or any(p in str(f) for f in files for p in pods):
+        return []
+    return [_w("unlinked_pods", f"{len(pods)} pods have Kubernetes records ({_files_list(pods)}) "
+               "but no output file the attempts were inferred from names one "
+               f"({_files_list(files)}): save each pod's log under its name (kubectl logs "
+               "POD > POD.log) so its container starts, exit codes and run name are used",
+               files=files,
+               fidelity="progress")]
 
 
 def _scheduled(con: duckdb.DuckDBPyConnection) -> bool:
