@@ -172,6 +172,7 @@ class SacctTextParser(LineParser):
             self.cols = {self._header_text[a:b].strip().lower(): i
                          for i, (a, b) in enumerate(self.spans)}
             self.ncols, self.trailing, self._header_text = len(self.spans), False, None
+            self.file_note = self._columns_note()
             return NOISE
         if self.spans is None or self.cols is None:
             return UNPARSED
@@ -181,7 +182,8 @@ class SacctTextParser(LineParser):
                and fields[i].endswith("+")]
         for n in cut:
             self._cut[n] = self._cut.get(n, 0) + 1
-        self.file_note = self._cut_note()
+        self.file_note = "; ".join(n for n in (self._columns_note(), self._cut_note()) if n) \
+            or None
         if any(n in _WHOLE for n in cut):
             return UNPARSED
         for n in cut:  # a cut TRES says nothing sure of the GPUs; a cut state, its start
@@ -199,6 +201,20 @@ class SacctTextParser(LineParser):
         except (ValueError, TimeError, hostlist.HostlistError):
             return UNPARSED
         return EVENT
+
+    def _columns_note(self) -> str | None:
+        """Columns the analysis needs that the header lacks (plain ``sacct``'s default
+        format has no Start, End or NodeList)."""
+        missing = [c for c in ("Start", "End", "NodeList") if c.lower() not in (self.cols or {})]
+        if not missing:
+            return None
+        cols = " or ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1
+                           else missing)
+        return (f"no {cols} column: its records give no "
+                + ("times (attempts come from the job output's own lines)"
+                   if "Start" in missing or "End" in missing else "nodes")
+                + "; print them with sacct --parsable2 --duplicates -o JobID,JobIDRaw,State,"
+                "ExitCode,Submit,Start,End,NNodes,NodeList,AllocTRES")
 
     def _cut_note(self) -> str | None:
         if not self._cut:
@@ -219,6 +235,7 @@ class SacctTextParser(LineParser):
             names = names[:-1]
         self.cols = {n: i for i, n in enumerate(names)}
         self.ncols = len(names)
+        self.file_note = self._columns_note()
         return NOISE
 
     def _get(self, fields: list[str], col: str) -> str | None:

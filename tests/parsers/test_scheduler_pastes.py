@@ -79,3 +79,18 @@ def test_headerless_sacct_rows_say_how_to_print_them(tmp_path: Path, text: str) 
 ])
 def test_other_text_is_not_called_headerless_sacct(text: str) -> None:
     assert headerless_note(text) is None
+
+
+def test_sacct_default_columns_say_what_is_missing(tmp_path: Path) -> None:
+    # sacct(1): the default format is JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode
+    f = tmp_path / "sacct.txt"
+    f.write_text("JobID|JobName|Partition|Account|AllocCPUS|State|ExitCode\n"
+                 "1001|llama|gpu|acct|1024|NODE_FAIL|0:0\n"
+                 "1001.batch|batch||acct|64|CANCELLED|0:15\n")
+    res = parse_file(InputFile(f, "sacct.txt"), lambda b: None, lambda b: None)
+    assert res.note is not None
+    assert res.note.startswith("no Start, End or NodeList column: its records give no times")
+    assert res.acct.events == 2
+    f.write_text("JobID|State|ExitCode|Start|End|NodeList\n"
+                 "1001|COMPLETED|0:0|2024-05-01T00:00:00|2024-05-01T01:00:00|n1\n")
+    assert parse_file(InputFile(f, "sacct.txt"), lambda b: None, lambda b: None).note is None
