@@ -88,7 +88,21 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
         files_of.setdefault(a, []).append(f)
     scheduled = _scheduled(con)
     untimed = untimed_progress(con)
+    early = _before_first_execution(con)
     for ri in runs:
+        if ri.run in early:
+            jobs = early[ri.run]
+            fs = sorted({f for _, f, _, _ in jobs})
+            n = sum(k for _, _, k, _ in jobs)
+            ids = _files_list([j for j, _, _, _ in jobs])
+            out.append(_w("missing_executions", f"run {ri.run}: {n:,} progress lines of "
+                          f"{len(jobs)} job{'s' * (len(jobs) > 1)} ({ids}) were printed "
+                          "before the job's first recorded execution (job "
+                          f"{jobs[0][0]}: from {jobs[0][3]}): executions are missing from the "
+                          "scheduler records (sacct without --duplicates lists only a requeued "
+                          "job's last run): run sacct again with --duplicates, or leave the "
+                          "sacct file out to infer every execution from the output",
+                          ri.run, files=fs) | {"lines": n})
         if ri.run in untimed:
             n, c, fs = untimed[ri.run]
             timed = sum(len(a.progress) for a in ri.attempts) - c
@@ -125,6 +139,23 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
                       f"{g['restarts'] + 1} incarnations are seen in its log and events "
                       "(events expire after --event-ttl, an hour by default): the others "
                       "left no trace, and their time is counted as repair"))
+    return out
+
+
+def _before_first_execution(con: duckdb.DuckDBPyConnection
+                            ) -> dict[str, list[tuple[str, str, int, str]]]:
+    """Per run, jobs whose output has progress lines more than 5 min before the job's first
+    recorded execution: (job, file, lines, first such time)."""
+    rows = con.execute("""
+        WITH first AS (SELECT job_id, min(run) AS run, min(start) AS s FROM attempts_linked
+                       WHERE source <> 'inferred' AND start IS NOT NULL GROUP BY job_id)
+        SELECT f.run, e.job_id, min(e.file), count(*), strftime(min(e.ts), '%Y-%m-%dT%H:%M:%SZ')
+        FROM events e JOIN first f ON f.job_id = e.job_id
+        WHERE e.kind = 'iteration' AND e.ts < f.s - INTERVAL 300 SECOND
+        GROUP BY ALL ORDER BY 1, 2""").fetchall()
+    out: dict[str, list[tuple[str, str, int, str]]] = {}
+    for run, job, f, n, t in rows:
+        out.setdefault(str(run), []).append((str(job), str(f), int(n), str(t)))
     return out
 
 

@@ -164,6 +164,10 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
     """TOR, or None with the reason it is undefined (never a silent 0)."""
     if d.t_obs <= 0:
         return None, "T_obs is 0"
+    if any(w["code"] == "missing_executions" and w["run"] == ri.run for w in warnings):
+        return None, ("progress lines were printed before their job's first recorded "
+                      "execution: executions are missing from the scheduler records (see the "
+                      "missing_executions warning)")
     bad = [w for w in warnings if w["code"] == "untimed_progress" and w["run"] == ri.run]
     untimed = sum(w["lines"] + w["collapsed"] for w in bad)
     if untimed > sum(len(a.progress) for a in ri.attempts) - sum(w["collapsed"] for w in bad):
