@@ -17,6 +17,8 @@
 -- (or load; from 0 when there is none) plus the save-checkpoint timers' seconds (Megatron stops
 -- its interval timer around a save). Only when every progress line since that stamp has its
 -- time per iteration; the derived time never passes the attempt's end ('derived' marks them).
+-- Rows that inherit a stamped progress line's own time (Megatron's save lines after a stamped
+-- iteration line) share their (file, ts) with that line, whose inc is NULL: not derived.
 WITH raw AS (
     SELECT file, line_no, ts, ts_flag, kind, job_id, iteration, value, message,
            last_value(CASE WHEN kind IN ('iteration', 'ckpt_load') THEN iteration END
