@@ -198,3 +198,12 @@ def test_composer_logger_stamp_is_read() -> None:
     events, _, _ = parse(JobLogParser, text, "slurm-42.out")
     assert [(e["kind"], e["ts"].isoformat(), e["ts_flag"]) for e in events] == [
         ("iteration", "2024-01-19T15:51:44.402000+00:00", "inherited")]
+
+
+def test_torchtune_stdout_logger_step() -> None:
+    # meta-pytorch/torchtune#1358 (StdoutLogger, metric_logging.py)
+    text = ("Step 1 | loss:2.085338592529297 lr:2e-05 tokens_per_second_per_gpu:"
+            "57.828881833956174 \nStep 2 | loss:1.9\nStep 3 of the recipe: loss:1\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-43.out")
+    assert [(e["kind"], e["iteration"], e["format"]) for e in events] == [
+        ("iteration", 1, "torchtune"), ("iteration", 2, "torchtune")]
