@@ -55,7 +55,7 @@ import duckdb
 from pipeline.analyze.decompose import Decomposition
 from pipeline.analyze.progress import RunInputs
 from pipeline.analyze.silent import restart_gaps
-from pipeline.analyze.zone import zone_shift
+from pipeline.analyze.zone import output_shift, zone_shift
 from pipeline.units import human
 
 SILENT_S = 180.0
@@ -133,6 +133,7 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
     out += _records_cut(con)
     out += _silences(con)
     out += _zone(con)
+    out += _output_zone(con)
     for g in restart_gaps(con):
         out.append(_w("restarts_unseen", f"pod {g['pod']} restarted {g['restarts']} times since "
                       f"it was scheduled ({g['since']}), but only {g['seen']} of its "
@@ -324,6 +325,20 @@ def _records_cut(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
                           "records after it are missing (attempts after it are inferred from "
                           "job output where there is some)", files=[file]))
     return out
+
+
+def _output_zone(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    got = output_shift(con)
+    if got is None:
+        return []
+    shift, hits, zero, n = got
+    return [_w("output_timezone", f"the job output's progress lines fall within their jobs' "
+               f"recorded executions for {hits} of {n} jobs when moved by {-shift / 3600:+g} h, "
+               f"and for {zero} as read: the output's stamps (no zone: read in --tz) and the "
+               "scheduler records were written in different zones (sacct prints the zone of "
+               "the shell it ran in, TZ=...; sacct --json and pod status are UTC), so output "
+               "and executions do not line up: read both in one zone (--tz, or sacct run with "
+               "the cluster's TZ)")]
 
 
 def _zone(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

@@ -164,6 +164,9 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
     """TOR, or None with the reason it is undefined (never a silent 0)."""
     if d.t_obs <= 0:
         return None, "T_obs is 0"
+    if any(w["code"] == "output_timezone" for w in warnings):
+        return None, ("the job output's stamps are hours off its scheduler records (see the "
+                      "output_timezone warning)")
     if any(w["code"] == "missing_executions" and w["run"] == ri.run for w in warnings):
         return None, ("progress lines were printed before their job's first recorded "
                       "execution: executions are missing from the scheduler records (see the "

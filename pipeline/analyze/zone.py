@@ -81,3 +81,31 @@ def zone_shift(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int] | None:
     if shifts[best] == 0 or hits[best] < MIN_HITS or hits[best] <= 2 * zero:
         return None
     return int(shifts[best]), int(hits[best]), zero
+
+
+def output_shift(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int, int] | None:
+    """(shift in seconds to take off the job output's zone-less stamps, jobs whose output then
+    lies within their recorded executions, jobs as read, jobs compared) when a non-zero shift
+    of a multiple of 15 min explains the output far better (the same test as ``zone_shift``,
+    on each job's first and last progress stamps against its executions' span); else None.
+    Output and records written in different zones: ``sacct`` prints its caller's ``TZ``,
+    ``sacct --json`` and pod status are UTC, job output the nodes' local time."""
+    rows = con.execute("""
+        WITH o AS (SELECT job_id, epoch(min(ts)) AS t0, epoch(max(ts)) AS t1 FROM events
+                   WHERE kind = 'iteration' AND job_id IS NOT NULL AND ts IS NOT NULL
+                     AND ts_flag = 'assumed_tz' GROUP BY job_id),
+        r AS (SELECT job_id, epoch(min(start)) AS s, epoch(max(coalesce("end", start))) AS e
+              FROM attempts_linked WHERE source NOT IN ('inferred', 'k8s_silent')
+                AND start IS NOT NULL GROUP BY job_id)
+        SELECT o.t0, o.t1, r.s, r.e FROM o JOIN r USING (job_id)""").fetchall()
+    if len(rows) < MIN_HITS:
+        return None
+    a = np.array(rows, dtype=float)
+    shifts = np.arange(-MAX_S, MAX_S + 1, STEP_S, dtype=float)
+    hits = np.array([int(np.sum((a[:, 0] - h >= a[:, 2] - AFTER_S)
+                                & (a[:, 1] - h <= a[:, 3] + AFTER_S))) for h in shifts])
+    zero = int(hits[shifts.size // 2])
+    best = int(np.argmax(hits - np.abs(shifts) * 1e-9))
+    if shifts[best] == 0 or hits[best] < MIN_HITS or hits[best] <= 2 * zero:
+        return None
+    return int(shifts[best]), int(hits[best]), zero, len(rows)
