@@ -8,6 +8,11 @@
 * Saves: a ``ckpt_save_start``/``ckpt_save_end`` marks a save after that iteration; a save
   timer line (Megatron's ``save-checkpoint`` timer, seconds) that follows is its duration.
 * Resume point: the first checkpoint load of the attempt (iteration loaded).
+* Attempts with no end in the records (a job still RUNNING when sacct ran, ``End=Unknown``;
+  a pod with no ``finishedAt``; sacct printed without an End column) end at their last line
+  seen (progress, save, load), else at their start, and are listed in ``open_ends``: the run's
+  figures are as of that line (``quality.py`` says so; ``run.py`` leaves the TOR undefined
+  unless the open attempt is the run's last and its state is RUNNING or unknown).
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ class RunInputs:
     dropped_lines: int = 0
     #: per attempt, its largest drop: (iteration before it, iteration after, epoch seconds)
     backwards: dict[str, tuple[int, int, float]] = field(default_factory=dict)
+    #: attempts with no recorded end: (attempt, state, end taken: epoch seconds)
+    open_ends: list[tuple[str, str | None, float]] = field(default_factory=list)
 
 
 def _epoch(ts: object) -> float:
@@ -99,4 +106,17 @@ def collect(con: duckdb.DuckDBPyConnection) -> list[RunInputs]:
                 last_save[attempt].seconds = float(value)
             elif kind == "ckpt_load" and iteration is not None and a.resumed_from is None:
                 a.resumed_from = int(iteration)
+    _close_open_ends(con, runs)
     return list(runs.values())
+
+
+def _close_open_ends(con: duckdb.DuckDBPyConnection, runs: dict[str, RunInputs]) -> None:
+    """End each attempt without a recorded end at its last line seen (module docstring)."""
+    last = {str(a): t for a, t in con.execute(
+        "SELECT attempt, max(epoch_us(ts)) / 1e6 FROM attempt_events WHERE ts IS NOT NULL "
+        "GROUP BY attempt").fetchall()}
+    for ri in runs.values():
+        for a, r in zip(ri.attempts, ri.rows, strict=True):
+            if r["end"] is None:
+                a.end = max(a.start, last.get(a.attempt) or a.start)
+                ri.open_ends.append((a.attempt, r.get("state"), a.end))

@@ -90,6 +90,7 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
     untimed = untimed_progress(con)
     early = _before_first_execution(con)
     for ri in runs:
+        out += _open_ends(ri)
         if ri.run in early:
             jobs = early[ri.run]
             fs = sorted({f for _, f, _, _ in jobs})
@@ -325,6 +326,30 @@ def _records_cut(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
                           "records after it are missing (attempts after it are inferred from "
                           "job output where there is some)", files=[file]))
     return out
+
+
+def ended_unrecorded(ri: RunInputs) -> list[str]:
+    """Attempts with no recorded end that are not the run's last one still running."""
+    last = ri.attempts[-1].attempt if ri.attempts else None
+    return [a for a, state, _ in ri.open_ends
+            if not (a == last and (state or "RUNNING").upper() == "RUNNING")]
+
+
+def _open_ends(ri: RunInputs) -> list[dict[str, Any]]:
+    if not ri.open_ends:
+        return []
+    closed = ended_unrecorded(ri)
+    if not closed:
+        a, _, t = ri.open_ends[-1]
+        return [_w("still_running", f"run {ri.run}: attempt {a} was still running when the "
+                   "records were written (no end time): its figures and the TOR are as of "
+                   f"its last line seen ({datetime.fromtimestamp(t, UTC):%Y-%m-%d %H:%M:%S} "
+                   "UTC); analyse again when it has ended", ri.run)]
+    return [_w("no_end", f"run {ri.run}: {len(closed)} attempt(s) ({_files_list(closed)}) "
+               "ended, but the records give no end time (sacct printed without End, or a "
+               "record cut short): each is taken to end at its last line, so hangs and repair "
+               "gaps cannot be told apart and the TOR is undefined: print sacct with End "
+               "(-o JobID,JobName,State,ExitCode,Start,End,NodeList)", ri.run)]
 
 
 def _output_zone(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

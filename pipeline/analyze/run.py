@@ -164,6 +164,11 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
     """TOR, or None with the reason it is undefined (never a silent 0)."""
     if d.t_obs <= 0:
         return None, "T_obs is 0"
+    closed = quality.ended_unrecorded(ri)
+    if closed:
+        return None, (f"{len(closed)} of its attempts ended with no end time in the records, "
+                      f"so where their time went is unknown (first {closed[0]}; see the no_end "
+                      "warning)")
     if any(w["code"] == "output_timezone" for w in warnings):
         return None, ("the job output's stamps are hours off its scheduler records (see the "
                       "output_timezone warning)")
