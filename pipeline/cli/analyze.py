@@ -89,6 +89,10 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
     """
     fmt = output.chosen_format(fmt)
     ideal = parse_duration(ideal_step_time) if ideal_step_time else None
+    if ideal is not None and not ideal > 0:
+        raise click.BadParameter(f"{ideal_step_time!r} is not a step time: give a duration "
+                                 "above 0 (e.g. 2.35s), or leave the option out to measure it",
+                                 param_hint="--ideal-step-time")
     before, after = parse_duration(window_before), parse_duration(window_after)
     found = gather(paths)
     from pipeline.ingest.procs import start_early

@@ -25,6 +25,7 @@ NOPE = "/nonexistent/x"
     ["nosuchcommand"],
     ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--window-before", "5 fortnights"],
     ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--ideal-step-time", "x"],
+    ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--ideal-step-time", "0"],
     ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--tz", "Mars/Olympus"],
     ["ingest", str(DEMO), "--out", "/tmp/tm-nope", "--source", "nope"],
     ["sources", "--json", "--csv"],
