@@ -16,7 +16,8 @@ The checks (thresholds written down here):
 * ``attempt_without_output``: an attempt that ran more than ``SILENT_S`` with none of its
   output linked (no line of its job inside its time), while the run has progress elsewhere:
   its work is unknown; the warning names the candidate files (unlinked job output whose time
-  overlaps);
+  overlaps) and unreadable files named after its job; one after the run's last progress
+  leaves the TOR undefined (``nooutput.py``);
 * ``truncated_output``: a requeued job whose output file holds only its later executions
   (``--open-mode=truncate`` erases the earlier ones): what was lost, and what the checkpoint
   the next execution loaded still tells (its work up to that iteration is estimated);
@@ -53,26 +54,18 @@ from typing import Any
 import duckdb
 
 from pipeline.analyze.decompose import Decomposition
+from pipeline.analyze.nooutput import files_list as _files_list
+from pipeline.analyze.nooutput import no_progress, without_output
+from pipeline.analyze.nooutput import warning as _w
 from pipeline.analyze.progress import RunInputs
 from pipeline.analyze.silent import restart_gaps
 from pipeline.analyze.zone import output_shift, zone_shift
 from pipeline.units import human
 
-SILENT_S = 180.0
 NEG_PER_ATTEMPT_S = 2.0
 NEG_SHARE = 5e-4
 OVERLAP_S = 5.0
 ORDER = {"scheduler": 0, "progress": 1, "incomplete": 2}
-
-
-def _w(code: str, message: str, run: str | None = None, attempt: str | None = None,
-       files: list[str] | None = None, fidelity: str = "incomplete") -> dict[str, Any]:
-    return {"code": code, "run": run, "attempt": attempt, "message": message,
-            "files": files or [], "fidelity": fidelity}
-
-
-def _files_list(files: list[str], n: int = 5) -> str:
-    return ", ".join(files[:n]) + (f" and {len(files) - n} more" if len(files) > n else "")
 
 
 def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
@@ -224,16 +217,8 @@ def _run_checks(con: duckdb.DuckDBPyConnection, ri: RunInputs, d: Decomposition,
                 lines: dict[str, int]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     run = ri.run
-    has_progress = [bool(a.progress) for a in ri.attempts]
-    if not any(has_progress):
-        cands = [f for f, t0, t1 in unlinked if t0 is None or any(
-            t0 <= a.end + 60 and a.start - 60 <= (t1 or t0) for a in ri.attempts)]
-        out.append(_w("no_progress", f"run {run}: no progress line is linked to any of its "
-                      f"{len(ri.attempts)} attempts, so T_opt and TOR are undefined"
-                      + (f"; candidate output files: {_files_list(cands)} (name their "
-                         "pattern with --job-output)" if cands else
-                         "; no job output file was found for it"), run, files=cands))
-        return out
+    if not any(a.progress for a in ri.attempts):
+        return [no_progress(con, ri, unlinked)]
     by_job: dict[str, list[int]] = {}
     for k, row in enumerate(ri.rows):
         by_job.setdefault(row["job_id"], []).append(k)
@@ -253,16 +238,7 @@ def _run_checks(con: duckdb.DuckDBPyConnection, ri: RunInputs, d: Decomposition,
                           "they trained at least that far, and that work is estimated "
                           "(startup, hang and lost work of those attempts are not known)",
                           run, lost[0]))
-    for k, a in enumerate(ri.attempts):
-        if k in truncated or lines.get(a.attempt) or a.end - a.start <= SILENT_S:
-            continue
-        cands = [f for f, t0, t1 in unlinked
-                 if t0 is None or (t0 <= a.end + 60 and a.start - 60 <= (t1 or t0))]
-        out.append(_w("attempt_without_output", f"run {run}: attempt {a.attempt} ran "
-                      f"{a.end - a.start:,.0f} s but none of its output is linked, so what it "
-                      "did is unknown" + (f"; candidate files: {_files_list(cands)}"
-                                          if cands else "; no candidate output file"),
-                      run, a.attempt, cands))
+    out += without_output(con, ri, unlinked, lines, truncated)
     k_log = max(d.log_interval, 1)
     for k, p in enumerate(d.attempts[:-1]):
         n = (d.attempts[k + 1].resumed_from or 0) - (p.last_iteration or 0)

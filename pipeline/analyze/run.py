@@ -164,6 +164,11 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
     """TOR, or None with the reason it is undefined (never a silent 0)."""
     if d.t_obs <= 0:
         return None, "T_obs is 0"
+    if any(w["code"] == "attempt_without_output" and w.get("final") and w["run"] == ri.run
+           for w in warnings):
+        return None, ("an attempt after its last progress line has no output that could be "
+                      "read, so its last iteration is unknown (see the attempt_without_output "
+                      "warning)")
     closed = quality.ended_unrecorded(ri)
     if closed:
         return None, (f"{len(closed)} of its attempts ended with no end time in the records, "

@@ -1,0 +1,113 @@
+"""Runs and attempts whose job output is missing or says nothing (warnings for quality.py).
+
+* ``no_progress``: no progress line is linked to any attempt of the run: T_opt and the TOR
+  are undefined. The warning says which it is: output files of the run's jobs were read but
+  hold no progress line tormortem reads (named, with ``tormortem explain``), files named after
+  its jobs could not be read (named, with their ``line_accounting`` note), unlinked output
+  whose time overlaps (candidates for ``--job-output``), or no output at all.
+* ``attempt_without_output``: an attempt that ran more than ``SILENT_S`` with none of its
+  output linked. Decision: one *after* the run's last attempt with progress whose job has no
+  output file that could be read (missing, quarantined, unreadable) is ``final``: the run's
+  last iteration is unknown, so T_opt and the TOR are undefined (``run.py``) -- a corrupt
+  ``slurm-1044.out.gz`` gave TOR 0.7660 for a truth of 0.8052, 4 h of unknown work called
+  startup. One in the middle leaves T_opt exact (the run's first and last progress bound the
+  net work); only its own split (startup, hang, lost) is estimated.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import duckdb
+
+from pipeline.analyze.progress import RunInputs
+
+SILENT_S = 180.0
+
+
+def warning(code: str, message: str, run: str | None = None, attempt: str | None = None,
+            files: list[str] | None = None, fidelity: str = "incomplete") -> dict[str, Any]:
+    return {"code": code, "run": run, "attempt": attempt, "message": message,
+            "files": files or [], "fidelity": fidelity}
+
+
+def files_list(files: list[str], n: int = 5) -> str:
+    return ", ".join(files[:n]) + (f" and {len(files) - n} more" if len(files) > n else "")
+
+
+def job_files(con: duckdb.DuckDBPyConnection, jobs: set[str]
+              ) -> dict[str, list[tuple[str, int, str | None]]]:
+    """Per job: (file, lines read, note) of the files linked to it, and of the files named
+    after it (its id as a whole number in the file's name) -- a file that could not be read
+    has no lines to link, but its name still says whose it is."""
+    out: dict[str, list[tuple[str, int, str | None]]] = {j: [] for j in jobs}
+    acc = {f: (int(r or 0), n) for f, r, n in con.execute(
+        "SELECT file, read, note FROM line_accounting").fetchall()}
+    for f, j in con.execute("SELECT file, job_id FROM output_links").fetchall():
+        if j in out and f in acc:
+            out[j].append((f, *acc[f]))
+    bare = {re.sub(r"#.*", "", j): j for j in jobs}
+    for f, (read, note) in acc.items():
+        for num in re.findall(r"(?<![0-9])[0-9]+(?:_[0-9]+)?(?![0-9])", os.path.basename(f)):
+            j = bare.get(num)
+            if j is not None and all(f != g for g, _, _ in out[j]):
+                out[j].append((f, read, note))
+    return out
+
+
+def _unread(files: list[tuple[str, int, str | None]]) -> str:
+    bad = [f"{f} ({(n or 'nothing read').split(';')[0]})" for f, r, n in files if not r]
+    return f"; files named after its job(s) could not be read: {files_list(bad, 3)}" \
+        if bad else ""
+
+
+def no_progress(con: duckdb.DuckDBPyConnection, ri: RunInputs,
+                unlinked: list[tuple[str, float | None, float | None]]) -> dict[str, Any]:
+    cands = [f for f, t0, t1 in unlinked if t0 is None or any(
+        t0 <= a.end + 60 and a.start - 60 <= (t1 or t0) for a in ri.attempts)]
+    found = [x for fs in job_files(con, {str(r["job_id"]) for r in ri.rows}).values()
+             for x in fs]
+    read = sorted({f for f, r, _ in found if r})
+    msg = (f"run {ri.run}: no progress line is linked to any of its {len(ri.attempts)} "
+           "attempts, so T_opt and TOR are undefined")
+    if read:
+        msg += (f"; its output ({files_list(read, 3)}) was read but holds no progress line "
+                "tormortem knows, or none within its attempts' times: see what its lines "
+                "are with tormortem explain FILE")
+    msg += _unread(found)
+    if cands:
+        msg += (f"; candidate output files: {files_list(cands)} (name their pattern with "
+                "--job-output)")
+    elif not found:
+        msg += "; no job output file was found for it"
+    return warning("no_progress", msg, ri.run, files=cands or read)
+
+
+def without_output(con: duckdb.DuckDBPyConnection, ri: RunInputs,
+                   unlinked: list[tuple[str, float | None, float | None]],
+                   lines: dict[str, int], truncated: set[int]) -> list[dict[str, Any]]:
+    """``attempt_without_output`` warnings (module docstring)."""
+    silent = [k for k, a in enumerate(ri.attempts) if not (
+        k in truncated or lines.get(a.attempt) or a.end - a.start <= SILENT_S)]
+    if not silent:
+        return []
+    last = max((k for k, a in enumerate(ri.attempts) if a.progress), default=-1)
+    files = job_files(con, {str(ri.rows[k]["job_id"]) for k in silent})
+    out = []
+    for k in silent:
+        a, own = ri.attempts[k], files[str(ri.rows[k]["job_id"])]
+        final = k > last and not any(r for _, r, _ in own)
+        cands = [f for f, t0, t1 in unlinked
+                 if t0 is None or (t0 <= a.end + 60 and a.start - 60 <= (t1 or t0))]
+        msg = (f"run {ri.run}: attempt {a.attempt} ran {a.end - a.start:,.0f} s but none of "
+               "its output is linked, so what it did is unknown" + _unread(own)
+               + (f"; candidate files: {files_list(cands)}" if cands else
+                  "; no candidate output file" if not own else ""))
+        if final:
+            msg += ("; it comes after the run's last progress, so the run's last iteration, "
+                    "T_opt and the TOR are unknown")
+        out.append(warning("attempt_without_output", msg, ri.run, a.attempt, cands)
+                   | {"final": final})
+    return out

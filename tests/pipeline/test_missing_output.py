@@ -1,0 +1,75 @@
+"""Job output that is missing, unreadable or without progress.
+
+The simulated demo campaign (seed 11) with its last job's output a gzip cut short
+(quarantined) gave TOR 0.7660 for a truth of 0.8052 (4 h of unknown work called startup), and
+the warning said "no candidate output file" beside the corrupt file. With every progress line
+removed, the ``no_progress`` warning said "no job output file was found" while 19 files were
+linked. Now: an output-less attempt after the run's last progress leaves the TOR undefined and
+names the unreadable file; one in the middle keeps the (exact) TOR; ``no_progress`` names the
+files it read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+from typing import Any
+
+from parsers.reader import expand_inputs
+from pipeline.analyze.run import analyze_db
+from pipeline.ingest.run import ingest
+from pipeline.simulate import presets
+from pipeline.simulate.params import Settings
+from pipeline.simulate.run import simulate
+
+
+def _analyze(logs: Path, out: Path) -> dict[str, Any]:
+    ingest(expand_inputs([str(logs)]), out)
+    return analyze_db(out / "tormortem.duckdb")
+
+
+def _warn(got: dict[str, Any], code: str) -> list[dict[str, Any]]:
+    return [w for w in got["warnings"] if w["code"] == code]
+
+
+def _campaign(tmp_path: Path) -> tuple[Path, float, list[Path]]:
+    logs = tmp_path / "logs"
+    truth = simulate(presets.get("demo"), 11, logs, Settings(log_interval=1))
+    outs = sorted((logs / "jobs").glob("slurm-*.out"),
+                  key=lambda p: int(re.findall(r"\d+", p.name)[0]))
+    return logs, float(truth["runs"][0]["tor"]), outs
+
+
+def test_last_output_unreadable_leaves_tor_undefined(tmp_path: Path) -> None:
+    logs, _, outs = _campaign(tmp_path)
+    last = outs[-1]
+    last.with_name(last.name + ".gz").write_bytes(gzip.compress(last.read_bytes())[:4000])
+    last.unlink()
+    got = _analyze(logs, tmp_path / "a")
+    w = _warn(got, "attempt_without_output")
+    assert len(w) == 1 and w[0]["final"] and last.name + ".gz" in w[0]["message"]
+    assert "could not be read" in w[0]["message"]
+    run = got["runs"][0]
+    assert run["tor"] is None and "last iteration is unknown" in run["tor_undefined"]
+
+
+def test_middle_output_missing_keeps_tor(tmp_path: Path) -> None:
+    logs, tor, outs = _campaign(tmp_path)
+    big = max(outs[2:-2], key=lambda p: p.stat().st_size)
+    big.unlink()
+    got = _analyze(logs, tmp_path / "a")
+    w = _warn(got, "attempt_without_output")
+    assert w and not any(x["final"] for x in w)
+    assert got["runs"][0]["tor"] is not None and abs(got["runs"][0]["tor"] - tor) < 0.01
+
+
+def test_no_progress_names_the_files_it_read(tmp_path: Path) -> None:
+    logs, _, outs = _campaign(tmp_path)
+    for f in outs:  # Megatron's training_log line: ' [2024-..] iteration  100/ 1000 | ...'
+        f.write_text("".join(x for x in f.read_text().splitlines(keepends=True)
+                             if not re.search(r"iteration +\d+/", x)))
+    got = _analyze(logs, tmp_path / "a")
+    w = _warn(got, "no_progress")
+    assert len(w) == 1 and "no job output file was found" not in w[0]["message"]
+    assert outs[0].name in w[0]["message"] and "tormortem explain" in w[0]["message"]
