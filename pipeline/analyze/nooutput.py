@@ -1,4 +1,4 @@
-"""Runs and attempts whose job output is missing or says nothing (warnings for quality.py).
+"""Input that is missing, says nothing, or has no time (warnings for quality.py).
 
 * ``no_progress``: no progress line is linked to any attempt of the run: T_opt and the TOR
   are undefined. The warning says which it is: output files of the run's jobs were read but
@@ -12,6 +12,10 @@
   ``slurm-1044.out.gz`` gave TOR 0.7660 for a truth of 0.8052, 4 h of unknown work called
   startup. One in the middle leaves T_opt exact (the run's first and last progress bound the
   net work); only its own split (startup, hang, lost) is estimated.
+* ``untimed_evidence``: failure lines of the kernel log with only an uptime stamp (raw
+  ``dmesg``) on a host none of whose lines gives its boot time: no wall time, so no
+  interruption can be traced to them, and the interruptions they caused fall to their
+  symptoms (seven Xid-caused interruptions became NCCL timeouts, without a word).
 """
 
 from __future__ import annotations
@@ -111,3 +115,22 @@ def without_output(con: duckdb.DuckDBPyConnection, ri: RunInputs,
         out.append(warning("attempt_without_output", msg, ri.run, a.attempt, cands)
                    | {"final": final})
     return out
+
+
+def untimed_evidence(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    rows = con.execute("""
+        SELECT category, count(*), count(DISTINCT host), min(file) FROM classified_events
+        WHERE ts IS NULL AND ts_flag = 'uptime' AND category IS NOT NULL
+          AND category NOT IN ('none', 'progress', 'checkpoint')
+        GROUP BY category ORDER BY count(*) DESC, category""").fetchall()
+    if not rows:
+        return []
+    n = sum(int(r[1]) for r in rows)
+    cats = ", ".join(f"{c} {k:,}" for c, k, _, _ in rows)
+    return [warning("untimed_evidence", f"{n:,} kernel failure lines ({cats}; e.g. in "
+                    f"{rows[0][3]}) carry only an uptime stamp, and no line of their host gives "
+                    "its boot time: they have no wall time, so no interruption is traced to "
+                    "them and what they caused is blamed on its symptoms: give the kernel log "
+                    "with wall-clock stamps (/var/log/kern.log, journalctl -k -o short-iso, "
+                    "dmesg -T) or one of each host's syslog lines with both stamps",
+                    files=sorted({str(r[3]) for r in rows}))]

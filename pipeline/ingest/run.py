@@ -37,7 +37,7 @@ from parsers.batch import Lookahead, Opened, Ready
 from parsers.driver import FileResult, open_parser, parse_file
 from parsers.reader import InputFile, ReadStats
 from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
-from pipeline.ingest import outputs, parallel, parts, procs, unknown
+from pipeline.ingest import outputs, parallel, parts, procs, unknown, years
 from pipeline.ingest import ruletable as rules_mod
 from pipeline.ingest.dedup import Fingerprint, survey
 from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, connect, events_view_sql
@@ -58,6 +58,8 @@ class IngestResult:
     records: int = 0
     anchored: int = 0  #: uptime-only kernel lines given a wall time
     unanchored: int = 0  #: uptime-only kernel lines left without one
+    #: files whose year-less stamps moved to the records' years: (years, lines) (years.py)
+    year_shifts: dict[str, tuple[int, int]] = field(default_factory=dict)
     inputs: list[dict[str, object]] = field(default_factory=list)  #: for the manifest
     duplicates: list[tuple[str, str]] = field(default_factory=list)  #: (file, first copy)
     quarantined: list[str] = field(default_factory=list)  #: files not read: corrupt
@@ -117,7 +119,7 @@ def ingest(files: list[InputFile], out: Path, *, tz: tzinfo = UTC, year: int | N
             rec.close()
         result.records = rec.rows
         _write_accounting(result, out)
-        _build_db(result, out, con, rules, folder or out, events_id)
+        _build_db(result, out, con, rules, folder or out, events_id, year)
         failed = False
     finally:
         con.close()
@@ -247,12 +249,15 @@ def _events_id(result: IngestResult, tz: tzinfo, year: int | None, source: str |
 
 
 def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
-              rules: pa.Table, folder: Path, events_id: str) -> None:
+              rules: pa.Table, folder: Path, events_id: str, year: int | None) -> None:
     con.execute("SET TimeZone = 'UTC'")
     con.execute(events_view_sql(folder, events_id))
     row = con.execute("SELECT count(*) FROM events "
                       "WHERE ts IS NULL AND uptime_s IS NOT NULL").fetchall()[0]
-    if row is not None and row[0]:
+    result.year_shifts = {} if year is not None else years.year_shifts(
+        con, out / "attempts.parquet")
+    years.register(con, result.year_shifts)
+    if (row is not None and row[0]) or result.year_shifts:
         _anchor(result, out, con, events_id)
     for name in ("attempts", "line_accounting", "unparsed_samples", "unknown_templates"):
         con.execute(f"CREATE TABLE {name}_all AS SELECT * FROM "
