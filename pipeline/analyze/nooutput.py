@@ -16,6 +16,12 @@
   ``dmesg``) on a host none of whose lines gives its boot time: no wall time, so no
   interruption can be traced to them, and the interruptions they caused fall to their
   symptoms (seven Xid-caused interruptions became NCCL timeouts, without a word).
+* ``unread_input``: files with a ``line_accounting`` note (quarantined: corrupt, binary,
+  unreadable, invalid JSON; cut or grown lines; scheduler records with columns missing or no
+  header) -- what they hold is missing from the analysis, which ingest's stderr said but
+  ``analyze`` did not (sacct printed with ``--delimiter=,`` gave a run inferred from its output,
+  no word why). Files of no known layout count only when their name says scheduler record
+  (``_RECORDS``): a job script or README in the log folder is no loss.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import duckdb
 from pipeline.analyze.progress import RunInputs
 
 SILENT_S = 180.0
+_RECORDS = re.compile(r"sacct|squeue|scontrol|slurmctld|slurmd|events|pods?\b|pytorchjob|"
+                      r"\.json$|\.ya?ml$", re.IGNORECASE)
 
 
 def warning(code: str, message: str, run: str | None = None, attempt: str | None = None,
@@ -134,3 +142,18 @@ def untimed_evidence(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
                     "with wall-clock stamps (/var/log/kern.log, journalctl -k -o short-iso, "
                     "dmesg -T) or one of each host's syslog lines with both stamps",
                     files=sorted({str(r[3]) for r in rows}))]
+
+
+def unread_input(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    rows = con.execute("SELECT file, note FROM line_accounting WHERE note IS NOT NULL "
+                       "AND duplicate_of IS NULL ORDER BY file").fetchall()
+    keep = [(str(f), str(n)) for f, n in rows if not str(n).startswith("no known layout")
+            or _RECORDS.search(os.path.basename(str(f)))]
+    if not keep:
+        return []
+    shown = "; ".join(f"{f}: {n if len(n) <= 200 else n[:197] + '...'}" for f, n in keep[:3])
+    more = f" (and {len(keep) - 3} more)" if len(keep) > 3 else ""
+    return [warning("unread_input", f"{len(keep)} input file(s) were not read in full or not "
+                    f"as what they hold, so their lines or records are missing from the "
+                    f"analysis{more}: {shown} (all in line_accounting.note)",
+                    files=[f for f, _ in keep])]

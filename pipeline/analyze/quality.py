@@ -55,7 +55,7 @@ import duckdb
 
 from pipeline.analyze.decompose import Decomposition
 from pipeline.analyze.nooutput import files_list as _files_list
-from pipeline.analyze.nooutput import no_progress, untimed_evidence, without_output
+from pipeline.analyze.nooutput import no_progress, unread_input, untimed_evidence, without_output
 from pipeline.analyze.nooutput import warning as _w
 from pipeline.analyze.progress import RunInputs
 from pipeline.analyze.silent import restart_gaps
@@ -129,6 +129,7 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
     out += _zone(con)
     out += _output_zone(con)
     out += untimed_evidence(con)
+    out += unread_input(con)
     for g in restart_gaps(con):
         out.append(_w("restarts_unseen", f"pod {g['pod']} restarted {g['restarts']} times since "
                       f"it was scheduled ({g['since']}), but only {g['seen']} of its "

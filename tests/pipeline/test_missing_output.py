@@ -73,3 +73,16 @@ def test_no_progress_names_the_files_it_read(tmp_path: Path) -> None:
     w = _warn(got, "no_progress")
     assert len(w) == 1 and "no job output file was found" not in w[0]["message"]
     assert outs[0].name in w[0]["message"] and "tormortem explain" in w[0]["message"]
+
+
+def test_unread_records_are_said_in_the_analysis(tmp_path: Path) -> None:
+    logs, _, outs = _campaign(tmp_path)
+    (logs / "README.txt").write_text("campaign of May 2024, copied from the cluster\n")
+    got = _analyze(logs, tmp_path / "a")
+    assert not _warn(got, "unread_input")  # a note of ours in the folder is no loss
+    (logs / "slurm" / "sacct.json").write_text('{"meta": {}, "errors": []')  # cut short
+    outs[0].write_bytes(bytes(range(256)) * 64)  # binary
+    got = _analyze(logs, tmp_path / "b")
+    w = _warn(got, "unread_input")
+    assert len(w) == 1 and "2 input file(s)" in w[0]["message"]
+    assert {Path(f).name for f in w[0]["files"]} == {"sacct.json", outs[0].name}
