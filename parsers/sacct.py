@@ -51,12 +51,14 @@ from parsers.base import (
     head_lines,
 )
 from parsers.slurm_sacct_fields import (
+    HEADER_DELIM,
     epoch_us,
     first_str,
     gpus_from_gres,
     gpus_from_tres,
     json_exit,
     noval,
+    split_delimited,
     split_exit,
     split_job_step,
     split_state,
@@ -119,6 +121,7 @@ class SacctTextParser(LineParser):
         self.spans: list[tuple[int, int]] | None = None  #: fixed-width columns
         self._header_text: str | None = None  #: a fixed-width header, before its dashes
         self._cut: dict[str, int] = {}  #: fixed-width column -> rows where it was cut
+        self.delim = "|"  #: --delimiter=X (with -p/-P), from the header line
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -127,6 +130,8 @@ class SacctTextParser(LineParser):
             return 0
         if "|" in lines[0]:
             cols = [c.strip().lower() for c in lines[0].split("|")]
+        elif m := HEADER_DELIM.match(lines[0]):
+            cols = [c.strip().lower() for c in lines[0].split(m.group(1))]
         elif len(lines) > 1 and _DASHES.match(lines[1]):
             cols = lines[0].lower().split()
         else:
@@ -139,6 +144,10 @@ class SacctTextParser(LineParser):
     def parse_line(self, text: str, line_no: int) -> int:
         if not text.strip():
             return NOISE
+        if self.cols is None and (m := HEADER_DELIM.match(text)):
+            self.delim = m.group(1)
+        if self.delim != "|":
+            return self._delimited(text, line_no)
         if "|" not in text:
             return self._fixed(text, line_no)
         fields = text.split("|")
@@ -152,6 +161,21 @@ class SacctTextParser(LineParser):
             fields = [*fields[:sl], "|".join(fields[sl:sl + extra + 1]),
                       *fields[sl + extra + 1:]]
         if len(fields) != self.ncols:
+            return UNPARSED
+        try:
+            self._row(fields, text, line_no)
+        except (ValueError, TimeError, hostlist.HostlistError):
+            return UNPARSED
+        return EVENT
+
+    def _delimited(self, text: str, line_no: int) -> int:
+        """A line of ``sacct -P --delimiter=X`` (``slurm_sacct_fields.split_delimited``)."""
+        if self.cols is None or HEADER_DELIM.match(text):
+            return self._header(text.split(self.delim))
+        if self.trailing and text.endswith(self.delim):
+            text = text[:-1]
+        fields = split_delimited(text, self.delim, self.cols, self.ncols)
+        if fields is None:
             return UNPARSED
         try:
             self._row(fields, text, line_no)

@@ -150,3 +150,56 @@ def first_str(v: Any) -> str | None:
     if isinstance(v, list):
         v = v[0] if v else None
     return v if isinstance(v, str) and v else None
+
+
+#: ``sacct --parsable2 --delimiter=X`` (sacct(1): "--delimiter: ASCII characters used to
+#: separate the fields when specifying the -p or -P options", no quoting): a header line
+#: beginning with JobID / JobIDRaw and one of these
+HEADER_DELIM = re.compile(r"^\s*jobid(?:raw)?([,;\t])", re.IGNORECASE)
+#: columns whose values hold commas: TRES lists (``billing=8,cpu=8,gres/gpu=8``), host lists
+#: of several prefixes (``a[01-02],b05``), and free text (job name, command line, ...)
+_TRES = ("alloctres", "reqtres", "allocgres", "reqgres", "tres", "tresusageintot")
+_FREE = ("jobname", "submitline", "comment", "workdir", "constraints", "reason", "account")
+_HOST_PART = re.compile(r"^[A-Za-z][\w.\-]*(?:\[[\d,\-]+\])?$")
+
+
+def _bracket_split(text: str, delim: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth = max(depth - 1, 0)
+        elif ch == delim and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
+
+
+def split_delimited(text: str, delim: str, cols: dict[str, int], ncols: int) -> list[str] | None:
+    """A row of ``sacct -P --delimiter=X``, its fields, or None if the delimiter inside values
+    leaves it ambiguous (then the row is counted unparsed). Fields are split outside ``[...]``
+    (host ranges); the parts left over belong to one column: each column that can hold the
+    delimiter is tried, and taken if its parts look like it (``=`` in every TRES part, a host
+    list's parts hosts; free text anything) -- a checked column over free text, and only when
+    one fits."""
+    f = _bracket_split(text, delim)
+    extra = len(f) - ncols
+    if extra <= 0:
+        return f if extra == 0 else None
+    fits: list[tuple[bool, list[str]]] = []
+    for name, i in cols.items():
+        if name in _TRES:
+            ok = all("=" in x for x in f[i:i + extra + 1])
+        elif name == "nodelist":
+            ok = all(_HOST_PART.match(x) for x in f[i:i + extra + 1])
+        else:
+            ok = name in _FREE
+        if ok:
+            fits.append((name in _FREE, [*f[:i], delim.join(f[i:i + extra + 1]),
+                                         *f[i + extra + 1:]]))
+    checked = [r for free, r in fits if not free]
+    if len(checked) == 1:
+        return checked[0]
+    return fits[0][1] if not checked and len(fits) == 1 else None
