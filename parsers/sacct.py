@@ -162,6 +162,9 @@ class SacctTextParser(LineParser):
                       *fields[sl + extra + 1:]]
         if len(fields) != self.ncols:
             return UNPARSED
+        return self._emit(fields, text, line_no)
+
+    def _emit(self, fields: list[str], text: str, line_no: int) -> int:
         try:
             self._row(fields, text, line_no)
         except (ValueError, TimeError, hostlist.HostlistError):
@@ -177,11 +180,7 @@ class SacctTextParser(LineParser):
         fields = split_delimited(text, self.delim, self.cols, self.ncols)
         if fields is None:
             return UNPARSED
-        try:
-            self._row(fields, text, line_no)
-        except (ValueError, TimeError, hostlist.HostlistError):
-            return UNPARSED
-        return EVENT
+        return self._emit(fields, text, line_no)
 
     def _fixed(self, text: str, line_no: int) -> int:
         """A line of the fixed-width output: its header, its dashes, or a row."""
@@ -220,11 +219,7 @@ class SacctTextParser(LineParser):
                 if len(known) != 1:
                     return UNPARSED
                 fields[i] = known[0]
-        try:
-            self._row(fields, text, line_no)
-        except (ValueError, TimeError, hostlist.HostlistError):
-            return UNPARSED
-        return EVENT
+        return self._emit(fields, text, line_no)
 
     def _columns_note(self) -> str | None:
         """Columns the analysis needs that the header lacks (plain ``sacct``'s default
