@@ -17,6 +17,15 @@ separate runs, ``<name>_<task>``) and merges runs on evidence, in this order:
 * ``time``: an attempt inferred from output no scheduler record accounts for, with nothing
   else to go by, joins the one run whose time span it falls in or right after.
 
+Decision: an attempt that trains from scratch -- progress from iteration ``FRESH_ITER`` or
+below, no checkpoint load -- begins a new run (``fresh_start``) after attempts of its name
+that trained and saved a checkpoint (it would have loaded one), or that trained and ended
+more than ``FRESH_GAP_S`` before it; a restart from scratch after a failure before the first
+save is the same run. The same sbatch script's smoke test two days before a campaign, or a
+finished experiment run again, gave one run whose gap was "repair" (TOR 0.5651 for 0.8052,
+no word). Such a run is never merged after another one either. The part with the most
+attempt time keeps the name; the others are named ``<name>@<start, UTC minute>``.
+
 Two runs whose attempts overlap in time are never merged: a chain runs one attempt after
 another. Overlap counts when one pair overlaps by more than the least of ``PAIR_OVERLAP_S``
 and half the shorter attempt (but at least ``MIN_OVERLAP_S``: stamps are whole seconds), or
@@ -31,6 +40,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
@@ -44,6 +54,8 @@ OVERLAP_S = 60.0
 #: " loading checkpoint from DIR at iteration N", "successfully loaded checkpoint from DIR [..."
 _PATH = re.compile(r"(?:iteration\s+\d+ to|checkpoint from(?! iteration)) (\S+)")
 PAIR_OVERLAP_S = 30.0
+FRESH_ITER = 100  #: a first progress line at or below this, with no load, starts from scratch
+FRESH_GAP_S = 86400.0  #: ... and begins a new run this long after unsaved training
 MIN_OVERLAP_S = 2.0
 
 
@@ -62,6 +74,11 @@ class Att:
     first_iter: int | None = None  #: first progress line's iteration
     saves: set[tuple[int, str | None]] = field(default_factory=set)
     save_paths: set[str] = field(default_factory=set)
+
+    @property
+    def fresh(self) -> bool:
+        return self.progress and self.load is None and self.first_iter is not None \
+            and self.first_iter <= FRESH_ITER
 
     def saved(self, it: int, path: str | None) -> bool:
         return any(s == it and (path is None or p is None or p == path) for s, p in self.saves)
@@ -125,6 +142,11 @@ class _Runs:
         ma, mb = self.members[ra], self.members[rb]
         if any(x.mapped for x in ma) and any(x.mapped for x in mb):
             return False
+        early, later = (ma, mb) if min(y.start for y in mb) > min(x.start for x in ma) \
+            else (mb, ma)
+        trained = [x for x in later if x.progress]
+        if trained and (f := min(trained, key=lambda x: x.start)).fresh and _new_run(early, f):
+            return False  # a run that starts from scratch continues no run that saved
         total = 0.0
         for x in ma:
             for y in mb:
@@ -159,12 +181,58 @@ def _split_parallel_arrays(atts: list[Att]) -> None:
                 a.run = f"{a.run}_{a.job_id.partition('_')[2]}"
 
 
+def _new_run(before: list[Att], a: Att) -> bool:
+    """Whether fresh attempt ``a`` begins a run after the attempts ``before`` (module
+    docstring): they trained and saved a checkpoint it would have loaded (and it starts
+    below the first one: above it, a load line was missed or unstamped), or trained and
+    ended more than ``FRESH_GAP_S`` before it (a failure before the first save restarts
+    from scratch: that is the same run)."""
+    trained = [x for x in before if x.progress]
+    if not trained:
+        return False
+    saved = [it for x in before for it, _ in x.saves]
+    if saved and a.first_iter is not None and a.first_iter > min(saved):
+        return False  # above a checkpoint they saved: a load its output does not show
+    return bool(saved) or a.start - max(x.end for x in before) > FRESH_GAP_S
+
+
+def _split_fresh_starts(atts: list[Att]) -> dict[str, tuple[str, str]]:
+    """Attempts of one name from a fresh start on are another run (module docstring);
+    returns how each new run was made."""
+    by_run: dict[str, list[Att]] = defaultdict(list)
+    for a in atts:
+        if not a.mapped:
+            by_run[a.run].append(a)
+    how: dict[str, tuple[str, str]] = {}
+    for name, group in by_run.items():
+        parts: list[list[Att]] = [[]]
+        for a in sorted(group, key=lambda x: (x.start, x.attempt)):
+            if a.fresh and _new_run(parts[-1], a):
+                parts.append([])
+            parts[-1].append(a)
+        if len(parts) == 1:
+            continue
+        keep = max(range(len(parts)), key=lambda k: sum(x.end - x.start for x in parts[k]))
+        for k, part in enumerate(parts):
+            if k == keep:
+                continue
+            new = f"{name}@{datetime.fromtimestamp(part[0].start, UTC):%Y-%m-%dT%H:%M}"
+            f = parts[max(k, 1)][0]  # the fresh start that begins this part or the next
+            for a in part:
+                a.run = new
+            how[new] = ("fresh_start", f"attempt {f.attempt} trains from iteration "
+                        f"{f.first_iter} without loading a checkpoint: runs split there")
+    return how
+
+
 def assign_runs(con: duckdb.DuckDBPyConnection) -> None:
     """Merge runs on evidence (module docstring); update ``attempts_linked.run`` and
     ``attempt_events.run``; create ``run_links``."""
     atts = _collect(con)
     _split_parallel_arrays(atts)
+    split = _split_fresh_starts(atts)
     runs = _Runs(atts)
+    runs.how.update(split)
     by_job: dict[str, list[Att]] = defaultdict(list)
     for a in atts:
         by_job[a.job_id].append(a)
