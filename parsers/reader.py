@@ -262,14 +262,30 @@ class _Filler:
             except Exception as e:
                 if not n:
                     raise
-                # kept without its traceback: that holds this frame, and so ``view``, whose
-                # export would keep the chunk's buffer from being cut (``BufferError``)
-                self.failed = e.with_traceback(None)
+                self.failed = _without_frames(e)
                 break
             if not got:
                 break
             n += got
         return n
+
+
+def _without_frames(e: BaseException) -> BaseException:
+    """``e`` kept without its traceback, nor those of the errors it was raised from or while
+    handling (``__cause__``, ``__context__``): a traceback holds this frame and those it
+    called, and so ``view``, whose export would keep the chunk's buffer from being cut
+    (``BufferError``). A URL's reader raises its error while handling the backend's, whose
+    traceback reaches the ``readinto`` filling ``view``: a chunk with a newline in the bytes
+    read before the error could not be cut."""
+    todo, seen = [e], set()
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        x.__traceback__ = None
+        todo += [c for c in (x.__cause__, x.__context__) if c is not None]
+    return e
 
 
 _POOL = 6  #: buffers kept for reuse (prefetch depth + the chunk being parsed + slack)
