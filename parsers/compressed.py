@@ -11,6 +11,8 @@ A decompression error (truncated file, bad CRC, not the format its magic says) i
 quarantine the file and go on. gzip, bzip2 and xz raise ``EOFError`` on a stream cut short;
 the zstandard reader does not (it returns what it could decode, then nothing), so a .zst is
 read through ``ZstdReader``, which follows the frame headers and raises the same error.
+
+UTF-16/32 text is re-encoded as UTF-8 here too (``parsers.utf16``), after decompression.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import bz2
 import gzip
 import lzma
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from parsers import remote
+from parsers import remote, utf16
 from parsers.inputs import InputFile, Stream
 
 PIECE = 64 << 10  #: bytes decompressed per call: what a damaged spot can take with it
@@ -67,6 +70,7 @@ class Decompressed:
         self.out = 0  #: bytes decompressed so far
         self.errors = _errors()
         self.failed: CorruptInput | None = None
+        self.pending = b""  #: bytes read ahead (``open_binary``'s look at the head), given first
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
@@ -81,9 +85,14 @@ class Decompressed:
     def readinto(self, b: memoryview) -> int:
         """Fills ``b`` in pieces, so that the data before a damaged spot is returned (the
         error is raised by the next call)."""
+        got = 0
+        if self.pending:
+            got = min(len(b), len(self.pending))
+            b[:got] = self.pending[:got]
+            self.pending = self.pending[got:]
+            return got
         if self.failed is not None:
             raise self.failed
-        got = 0
         while got < len(b):
             try:
                 n: int = self.inner.readinto(b[got: got + PIECE])
@@ -99,6 +108,9 @@ class Decompressed:
         self.out += got
         return got
 
+    def __iter__(self) -> Iterator[bytes]:
+        return utf16.iter_lines(self)
+
     def close(self) -> None:
         self.inner.close()
 
@@ -110,25 +122,42 @@ class Decompressed:
 
 
 def open_binary(src: Path | InputFile) -> Any:
-    """Open ``src`` for reading bytes: decompressed if its magic says so. A stream (stdin, a
-    FIFO) is opened once, its sniffed head replayed first."""
+    """Open ``src`` for reading bytes: decompressed if its magic says so, and UTF-16/32 text
+    re-encoded as UTF-8 (``utf16``: told by the first ``utf16.HEAD`` bytes, after
+    decompression). A stream (stdin, a FIFO) is opened once, its sniffed head replayed
+    first."""
     f = src if isinstance(src, InputFile) else InputFile(src, str(src))
     if f.stream is not None:
         raw: Any = f.stream.open()
-        magic = f.stream.peek(6)
+        head = f.stream.peek(utf16.HEAD)
     elif f.url is not None:  # read once, its head kept: no seek (an HTTP stream has none)
         stream = Stream(remote.open_raw(f.url), owned=True)
-        magic = stream.peek(6)
+        head = stream.peek(utf16.HEAD)
         raw = stream.open()
     else:
         raw = open(f.path, "rb")  # noqa: SIM115 - returned to the caller
-        magic = raw.read(6)
+        head = raw.read(utf16.HEAD)
         raw.seek(0)
-    kind = compression(magic)
-    if kind is None:
-        return raw
-    inner = decompressor(kind, raw)
-    return Closing(Decompressed(inner, f.display, kind), raw)
+    kind = compression(head)
+    fh: Any = raw
+    if kind is not None:
+        fh = Closing(Decompressed(decompressor(kind, raw), f.display, kind), raw)
+        fh.pending = head = read_full(fh, utf16.HEAD, keep=True)
+    encoding = utf16.detect(head)
+    return fh if encoding is None else utf16.Transcoded(fh, encoding)
+
+
+def read_full(fh: Any, n: int, keep: bool = False) -> bytes:
+    """Up to ``n`` bytes (fewer only at the end: a zstd reader may return short reads).
+    ``keep``: a ``CorruptInput`` ends them (a ``Decompressed`` raises it again next read)."""
+    out = bytearray()
+    try:
+        while len(out) < n and (got := fh.read(n - len(out))):
+            out += got
+    except CorruptInput:
+        if not keep:
+            raise
+    return bytes(out)
 
 
 def decompressor(kind: str, raw: Any) -> Any:
