@@ -46,6 +46,7 @@ from parsers.reader import (
 )
 from parsers.schema import ATTEMPTS, EVENTS
 from parsers.text import TextParser
+from parsers.utf16 import Transcoded
 
 #: chunks whose preparation is queued ahead of the one being parsed (the parsing thread
 #: prepares a later one itself rather than wait: ``_prepared_chunks``)
@@ -287,6 +288,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
             return FileResult(f.display, "unknown", "record", Accounting(), 0,
                               f"quarantined: {e}", stats)
         stats.bytes = len(data)
+        stats.encoding = fh.encoding if isinstance(fh, Transcoded) else None
         if stats.hash:
             stats.sha256 = hashlib.sha256(data).hexdigest()
         try:
@@ -301,7 +303,8 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
             res = _unparsed_file(f, cls.name, why, stats)
             return res
         _drain(parser, on_events, on_records)
-        return FileResult(f.display, cls.name, "record", parser.acct, len(data), None, stats)
+        return FileResult(f.display, cls.name, "record", parser.acct, len(data),
+                          with_notes(None, stats), stats)
     assert isinstance(parser, LineParser)
     nbytes = 0
     try:

@@ -46,6 +46,8 @@ def read_head_or_note(f: InputFile, stats: ReadStats) -> bytes | str:
 def with_notes(note: str | None, st: ReadStats) -> str | None:
     """The file's note with what reading found (growth, cut lines) appended."""
     extra = []
+    if st.encoding:
+        extra.append(f"{st.encoding} text, read re-encoded as UTF-8")
     if st.grew:
         extra.append(f"grew while read: read up to its size when opened ({st.limit:,} bytes)")
     if st.cut_lines:

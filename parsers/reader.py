@@ -3,7 +3,8 @@
 Lines are returned per chunk (``CHUNK_BYTES``, cut at a newline) as a polars String Series
 built without copying the text: the chunk's bytes stay one buffer and each line is an Arrow
 string view into it. ``\\n`` and a ``\\r`` before it are not part of a line. Invalid UTF-8 is
-replaced (U+FFFD) rather than rejected, so no line is lost to its encoding.
+replaced (U+FFFD) rather than rejected, so no line is lost to its encoding; UTF-16/32 text
+arrives re-encoded as UTF-8 (``parsers.utf16``, ``ReadStats.encoding``).
 
 Choices that keep a run finite and bounded (what ``ReadStats`` reports back):
 
@@ -35,14 +36,17 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from parsers import utf16
 from parsers.compressed import (
     CorruptInput,
     Decompressed,
     compression,
     decompress_head,
     open_binary,
+    read_full,
 )
 from parsers.inputs import InputError, InputFile, Inputs, expand_inputs, find_inputs
+from parsers.utf16 import Transcoded
 
 __all__ = ["CHUNK_BYTES", "CorruptInput", "InputError", "InputFile", "Inputs", "ReadStats",
            "compression", "expand_inputs", "find_inputs", "iter_line_chunks", "lines_series",
@@ -66,6 +70,7 @@ class ReadStats:
     cut_lines: int = 0  #: lines cut at MAX_LINE_BYTES
     cut_bytes: int = 0  #: bytes of those lines not kept
     compression: str | None = None
+    encoding: str | None = None  #: UTF-16/32 text read re-encoded as UTF-8 (``utf16``)
 
 
 def read_head(src: Path | InputFile) -> bytes:
@@ -74,20 +79,12 @@ def read_head(src: Path | InputFile) -> bytes:
     f = src if isinstance(src, InputFile) else InputFile(src, str(src))
     if f.stream is not None:
         raw = f.stream.peek(SNIFF_BYTES)
-        if compression(raw) is None:
-            return raw
-        # a compressed stream: decompress what was peeked (the stream itself is read later)
-        return decompress_head(raw, f.display, SNIFF_BYTES)
+        if compression(raw) is not None:
+            # a compressed stream: decompress what was peeked (the stream is read later)
+            raw = decompress_head(raw, f.display, SNIFF_BYTES)
+        return utf16.decode_head(raw)
     with open_binary(f) as fh:
-        return _read_full(fh, SNIFF_BYTES)
-
-
-def _read_full(fh: Any, n: int) -> bytes:
-    """Up to ``n`` bytes (fewer only at the end: a zstd reader may return short reads)."""
-    out = bytearray()
-    while len(out) < n and (got := fh.read(n - len(out))):
-        out += got
-    return bytes(out)
+        return read_full(fh, SNIFF_BYTES)
 
 
 def decode(data: bytes) -> str:
@@ -177,8 +174,9 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
     skipping = False  #: inside a line already cut at MAX_LINE_BYTES: drop up to its newline
     pool: list[bytearray] = []
     with open_binary(f) as fh:
-        plain = f.stream is None and f.url is None and not isinstance(fh, Decompressed)
-        st.compression = fh.kind if isinstance(fh, Decompressed) else None
+        st.compression = fh.kind if isinstance(fh, Decompressed | Transcoded) else None
+        st.encoding = fh.encoding if isinstance(fh, Transcoded) else None
+        plain = f.stream is None and f.url is None and st.compression is None
         left: int | None = None
         if f.url is not None and st.compression is None:
             left = st.limit  # the size ``info`` gave when the inputs were surveyed
@@ -186,6 +184,8 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
             opened = os.fstat(fh.fileno()).st_size
             left = opened if st.limit is None else min(st.limit, opened)
             st.limit = left
+        if isinstance(fh, Transcoded):  # the bound is on the file's bytes, not the UTF-8's
+            fh.left, left = left, None
         fill = _Filler(fh)
         while left is None or left > 0:
             want = chunk_bytes if left is None else min(chunk_bytes, left)
@@ -262,14 +262,30 @@ class _Filler:
             except Exception as e:
                 if not n:
                     raise
-                # kept without its traceback: that holds this frame, and so ``view``, whose
-                # export would keep the chunk's buffer from being cut (``BufferError``)
-                self.failed = e.with_traceback(None)
+                self.failed = _without_frames(e)
                 break
             if not got:
                 break
             n += got
         return n
+
+
+def _without_frames(e: BaseException) -> BaseException:
+    """``e`` kept without its traceback, nor those of the errors it was raised from or while
+    handling (``__cause__``, ``__context__``): a traceback holds this frame and those it
+    called, and so ``view``, whose export would keep the chunk's buffer from being cut
+    (``BufferError``). A URL's reader raises its error while handling the backend's, whose
+    traceback reaches the ``readinto`` filling ``view``: a chunk with a newline in the bytes
+    read before the error could not be cut."""
+    todo, seen = [e], set()
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        x.__traceback__ = None
+        todo += [c for c in (x.__cause__, x.__context__) if c is not None]
+    return e
 
 
 _POOL = 6  #: buffers kept for reuse (prefetch depth + the chunk being parsed + slack)

@@ -26,6 +26,7 @@ from parsers import remote
 from parsers.compressed import MAGIC
 from parsers.filecheck import TEST_CMD
 from parsers.reader import CorruptInput, InputFile, compression, open_binary
+from parsers.utf16 import Transcoded
 
 BLOCK = 1 << 20
 ENDS = 4 << 10  #: bytes of each end of a file compared before hashing it whole
@@ -51,9 +52,14 @@ class Survey:
 
 
 def _hash_stream(f: InputFile, limit: int | None) -> tuple[int, str]:
+    """Bytes read and SHA-256 of the first ``limit`` bytes of the file (all: None), as a
+    parse reads them (decompressed, UTF-16 re-encoded: its ``limit`` bounds the file's own
+    bytes, as ``reader.iter_line_chunks`` does)."""
     h = hashlib.sha256()
     n = 0
     with open_binary(f) as fh:
+        if isinstance(fh, Transcoded):
+            fh.left, limit = limit, None
         while limit is None or n < limit:
             block = fh.read(BLOCK if limit is None else min(BLOCK, limit - n))
             if not block:
@@ -64,11 +70,13 @@ def _hash_stream(f: InputFile, limit: int | None) -> tuple[int, str]:
 
 
 def _ends(f: InputFile, size: int) -> str:
-    """A digest of a plain file's first and last ``ENDS`` bytes (equal for equal files)."""
+    """A digest of a plain file's first and last ``ENDS`` bytes (equal for equal files): of
+    its own bytes (a UTF-16 file's too, which ``open_binary`` would re-encode)."""
     h = hashlib.sha256()
-    with open_binary(f) as fh:
+    local = f.url is None and f.stream is None
+    with open(f.path, "rb") if local else open_binary(f) as fh:
         h.update(fh.read(ENDS))
-        if size > 2 * ENDS and f.url is None and f.stream is None:
+        if size > 2 * ENDS and local:
             fh.seek(size - ENDS)
             h.update(fh.read(ENDS))
     return "ends:" + h.hexdigest()

@@ -163,3 +163,36 @@ def test_a_read_failing_part_way_keeps_the_lines_before(tmp_path: Path,
     # read of 1,000 bytes of the second before the reset, up to its last newline
     data = log.read_bytes()[:5096]
     assert got == data[: data.rfind(b"\n")].decode().split("\n")
+
+
+class _Reset(_Trickle):
+    """Fails as a URL's reader does (``remote._Guarded``): its error raised while handling
+    the backend's, whose traceback holds the frame with the buffer being filled."""
+
+    def readinto(self, b: memoryview) -> int:
+        if self.fail_at is not None and self.pos >= self.fail_at:
+            try:
+                self._backend(b)
+            except ValueError:
+                raise OSError("connection reset") from None
+        return super().readinto(b)
+
+    def _backend(self, b: memoryview) -> None:
+        raise ValueError("Response payload is not completed")
+
+
+def test_a_read_failing_while_handling_another_keeps_the_lines_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first bytes read hold newlines, so the chunk is cut before the error is raised: a
+    traceback kept in the error's context held the buffer (``BufferError``, an "internal
+    error" for a URL whose first KiB was replayed from the head looked at when opened)."""
+    log = tmp_path / "x.log"
+    log.write_text("".join(f"line {i}\n" for i in range(2000)))
+    real = reader.open_binary
+    monkeypatch.setattr(reader, "open_binary", lambda f: _Reset(real(f), 1000, 1000))
+    got: list[str] = []
+    with pytest.raises(OSError, match="connection reset"):
+        for s, _first, _n in reader.iter_line_chunks(log, chunk_bytes=4096):
+            got += s.to_list()
+    data = log.read_bytes()[:1000]
+    assert got == data[: data.rfind(b"\n")].decode().split("\n")
