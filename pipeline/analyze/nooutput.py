@@ -35,6 +35,7 @@ import duckdb
 from pipeline.analyze.progress import RunInputs
 
 SILENT_S = 180.0
+_INFO = re.compile(r"UTF-(?:16|32)(?:LE|BE)? text, read re-encoded as UTF-8$")
 _RECORDS = re.compile(r"sacct|squeue|scontrol|slurmctld|slurmd|events|pods?\b|pytorchjob|"
                       r"\.json$|\.ya?ml$", re.IGNORECASE)
 
@@ -144,11 +145,18 @@ def untimed_evidence(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
                     files=sorted({str(r[3]) for r in rows}))]
 
 
+def _lossy(note: str) -> str:
+    """The parts of a note that say something was not read (a UTF-16 file read re-encoded
+    as UTF-8 lost nothing)."""
+    return "; ".join(x for x in note.split("; ") if not _INFO.match(x))
+
+
 def unread_input(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     rows = con.execute("SELECT file, note FROM line_accounting WHERE note IS NOT NULL "
                        "AND duplicate_of IS NULL ORDER BY file").fetchall()
-    keep = [(str(f), str(n)) for f, n in rows if not str(n).startswith("no known layout")
-            or _RECORDS.search(os.path.basename(str(f)))]
+    keep = [(str(f), n) for f, n in ((f, _lossy(str(n))) for f, n in rows)
+            if n and (not n.startswith("no known layout")
+                      or _RECORDS.search(os.path.basename(str(f))))]
     if not keep:
         return []
     shown = "; ".join(f"{f}: {n if len(n) <= 200 else n[:197] + '...'}" for f, n in keep[:3])
