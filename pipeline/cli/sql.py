@@ -56,6 +56,10 @@ def sql_cmd(directory: Path, query: str | None, fmt: str | None) -> None:
     from pipeline.ingest.sink import connect
 
     fmt = output.chosen_format(fmt)
+    if query is None and sys.stdin is None:
+        raise click.UsageError("no QUERY, and standard input is closed: give the SQL as an "
+                               f"argument (tormortem sql {_q(directory)} \"SHOW TABLES\") or "
+                               "pipe it in")
     db = directory / "tormortem.duckdb" if directory.is_dir() else directory
     if not db.is_file():
         raise click.ClickException(f"no tormortem.duckdb in {directory}; run `tormortem "
@@ -105,6 +109,12 @@ def _cell(v: Any) -> Any:
     if isinstance(v, str) and len(v) > 120:
         return v[:117] + "..."
     return v if isinstance(v, int | str | type(None)) else str(v)
+
+
+def _q(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
 
 
 def _one_line(e: Exception) -> str:
