@@ -10,11 +10,13 @@ guess is the explicit mapping (``run_map``, a CSV ``job_id,run``), else the run 
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
+from parsers.textfile import NotText, read_text
 from pipeline.analyze.links import link_outputs
 from pipeline.analyze.orphans import infer_orphans, inferred_attempts
 from pipeline.analyze.silent import add_silent
@@ -30,7 +32,7 @@ def load_run_map(path: Path | None) -> pa.Table:
     rows: list[dict[str, str]] = []
     if path is not None:
         try:
-            with open(path, newline="", encoding="utf-8") as fh:
+            with io.StringIO(read_text(path), newline="") as fh:
                 reader = csv.DictReader(fh)
                 if reader.fieldnames is None or not {"job_id", "run"} <= set(reader.fieldnames):
                     raise RunMapError(f"{path}: the header must be job_id,run (one row per job "
@@ -41,6 +43,8 @@ def load_run_map(path: Path | None) -> pa.Table:
                     rows.append({"job_id": r["job_id"].strip(), "run": r["run"].strip()})
         except OSError as e:
             raise RunMapError(f"cannot read run map {path}: {e.strerror}") from None
+        except NotText as e:
+            raise RunMapError(str(e)) from None
     return pa.Table.from_pylist(rows, pa.schema([("job_id", pa.string()), ("run", pa.string())]))
 
 

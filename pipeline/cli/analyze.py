@@ -20,9 +20,9 @@ from pipeline.cli.options import (
     rules_opt,
     scheduler_opt,
     source_opt,
+    text_file,
     tz_of,
     tz_opt,
-    utf8_file,
     year_opt,
 )
 from pipeline.units import parse_duration
@@ -35,7 +35,7 @@ from pipeline.units import parse_duration
 @output.format_option("table", "json", "csv", aliases=("json", "csv"),
                       what="the analysis (csv: the decomposition per run)")
 @click.option("--run-map", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              callback=utf8_file,
+              callback=text_file,
               help="CSV job_id,run: which run each job belongs to (default: by job name).")
 @click.option("--ideal-step-time", default=None, metavar="DURATION",
               help="Healthy step time t* (e.g. 2.35s) instead of the median measured one.")

@@ -16,10 +16,14 @@ from pipeline.cli import output
 
 
 def _json(path: Path, what: str) -> dict[str, Any]:
+    from parsers.textfile import NotText, read_text
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(path))
     except FileNotFoundError:
         raise click.ClickException(f"{what} {str(path)!r} not found") from None
+    except NotText as e:
+        raise click.ClickException(str(e)) from None
     except json.JSONDecodeError as e:
         raise click.ClickException(f"{path}: not valid JSON ({e.msg} at line {e.lineno})"
                                    ) from None

@@ -72,7 +72,7 @@ def sql_cmd(directory: Path, query: str | None, fmt: str | None) -> None:
         if query is None and sys.stdin.isatty():
             _shell(con, fmt)
             return
-        text = query if query is not None else sys.stdin.read()
+        text = _sql_text(query)
         try:
             for head, rows in run_statements(con, text):
                 _print(fmt, head, rows)
@@ -115,6 +115,25 @@ def _q(path: Path) -> str:
     import shlex
 
     return shlex.quote(str(path))
+
+
+def _sql_text(query: str | None) -> str:
+    """QUERY, or the SQL on standard input, as text (``parsers.textfile``): bytes that are
+    not UTF-8 reached DuckDB as lone surrogates, "internal error (TypeError ...)"."""
+    from parsers.textfile import NotText, decode
+
+    if query is None:
+        try:
+            return decode(sys.stdin.buffer.read(), "the SQL on standard input",
+                          "give it as UTF-8 text")
+        except NotText as e:
+            raise click.ClickException(str(e)) from None
+    bad = next((c for c in query if "\udc80" <= c <= "\udcff"), None)  # surrogateescape'd
+    if bad is not None:
+        raise click.BadParameter(f"not UTF-8 text (byte 0x{ord(bad) - 0xdc00:02x}); type it "
+                                 "in a UTF-8 terminal, or pipe it in as UTF-8",
+                                 param_hint="QUERY")
+    return query
 
 
 def _one_line(e: Exception) -> str:

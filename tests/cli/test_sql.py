@@ -9,7 +9,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
+from pipeline.cli import main
 from tests.cli.conftest import invoke
 
 Q = "SELECT category, count(*) AS n FROM interruptions GROUP BY 1 ORDER BY 2 DESC, 1"
@@ -57,6 +59,20 @@ def test_read_only(demo_out: Path) -> None:
     r = invoke("sql", str(demo_out), "DROP TABLE runs")
     assert r.exit_code == 1 and "read-only" in r.stderr
     assert invoke("sql", str(demo_out), "SELECT count(*) FROM runs").exit_code == 0
+
+
+def test_sql_that_is_not_utf8(demo_out: Path) -> None:
+    """Bytes that are not UTF-8 reached DuckDB as lone surrogates: "internal error
+    (TypeError: extract_statements(): incompatible function arguments ...)" on 5 lines."""
+    r = CliRunner().invoke(main, ["sql", str(demo_out)], input=b"SELECT 1 AS caf\xe9;")
+    assert (r.exit_code, r.stderr) == (1, "Error: the SQL on standard input line 1: not UTF-8 "
+                                          "text (byte 0xe9); give it as UTF-8 text\n")
+    r = invoke("sql", str(demo_out), "SELECT 1 AS caf\udce9")  # argv's surrogateescape
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[-1] == ("Error: Invalid value for QUERY: not UTF-8 text (byte "
+                                         "0xe9); type it in a UTF-8 terminal, or pipe it in "
+                                         "as UTF-8")
+    assert invoke("sql", str(demo_out), "--csv", input="SELECT 1 AS café;").stdout == "café\n1\n"
 
 
 def test_shell(demo_out: Path, monkeypatch: pytest.MonkeyPatch,
