@@ -77,7 +77,7 @@ def sql_cmd(directory: Path, query: str | None, fmt: str | None) -> None:
             for head, rows in run_statements(con, text):
                 _print(fmt, head, rows)
         except duckdb.Error as e:
-            raise click.ClickException(_one_line(e)) from None
+            raise click.ClickException(f"{_one_line(e)}; {_hint(e, directory)}") from None
     finally:
         con.close()
 
@@ -137,7 +137,27 @@ def _sql_text(query: str | None) -> str:
 
 
 def _one_line(e: Exception) -> str:
-    return " ".join(str(e).split())
+    """DuckDB's message on one line: its ``LINE n: <the SQL>`` quote in parentheses, without
+    the carets under it (they point nowhere once the lines are joined)."""
+    parts = []
+    for line in str(e).splitlines():
+        words = " ".join(line.split())
+        if not words.strip("^ "):
+            continue
+        parts.append(f"({words})" if words.startswith("LINE ") else words)
+    return " ".join(parts)
+
+
+def _hint(e: Exception, where: Path | None) -> str:
+    """What to do next, after DuckDB's message: where the table and column names are, or
+    that the database is opened read-only. ``where``: None in the shell (its dot commands)."""
+    if "read-only" in str(e):
+        return ("tormortem sql opens the database read-only; to keep a result, COPY (SELECT "
+                "...) TO 'result.parquet'")
+    if where is None:
+        return ".tables lists the tables, .schema <table> a table's columns"
+    return (f'tormortem sql {_q(where)} "SHOW TABLES" lists the tables, "DESCRIBE <table>" '
+            "a table's columns")
 
 
 def _shell(con: Any, fmt: str) -> None:
@@ -194,7 +214,7 @@ def _loop(con: Any, fmt: str) -> None:
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
         except duckdb.Error as e:
-            click.echo(f"Error: {_one_line(e)}", err=True)
+            click.echo(f"Error: {_one_line(e)}; {_hint(e, None)}", err=True)
 
 
 def _dot(con: Any, line: str, fmt: str) -> str:
