@@ -91,7 +91,8 @@ year_opt = click.option(
          "advance at Dec -> Jan). Default: from each file's mtime. "
          f"{YEARS[0]}-{YEARS[1]}.")
 rules_opt = click.option(
-    "--rules", "rules_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+    "--rules", "rules_files", multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Extra rule-table CSV (columns: README, \"The rule table\"); may be repeated.")
 
 
