@@ -200,8 +200,8 @@ def _as_click_error(e: Exception) -> click.ClickException:
     if os.environ.get("TORMORTEM_DEBUG") or settings().verbose >= 2:
         raise e
     return click.ClickException(
-        f"internal error ({type(e).__name__}: {e}); please report it with the command you ran "
-        "(run it again with -vv for the traceback)")
+        f"internal error ({type(e).__name__}: {' '.join(str(e).split())}); please report it "
+        "with the command you ran (run it again with -vv for the traceback)")
 
 
 EPILOG = """\b

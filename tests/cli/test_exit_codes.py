@@ -108,3 +108,19 @@ def test_internal_errors_are_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert r.stderr.startswith("Error: internal error (TypeError: ")
     assert "-vv" in r.stderr and "Traceback" not in r.output
 
+
+def test_an_internal_error_of_several_lines_is_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As DuckDB's nanobind TypeError ("extract_statements(): incompatible function
+    arguments. The following argument types are supported: ...") spans five."""
+    import parsers.registry
+
+    class Bad:
+        def __iter__(self) -> None:
+            raise TypeError("f(): incompatible function arguments.\n    1. f(self, q: str)\n")
+
+    monkeypatch.setattr(parsers.registry, "ALL", Bad())
+    r = invoke("sources")
+    assert r.exit_code == 1
+    assert r.stderr == ("Error: internal error (TypeError: f(): incompatible function arguments. "
+                        "1. f(self, q: str)); please report it with the command you ran (run it "
+                        "again with -vv for the traceback)\n")
