@@ -129,6 +129,9 @@ def input_size(f: InputFile) -> int:
 
 
 def stdin_input() -> InputFile:
+    if sys.stdin is None:  # the process was started with file descriptor 0 closed (<&-)
+        raise InputError("- names standard input, but it is closed: pipe the logs in "
+                         "(zcat kern.log.gz | tormortem explain -) or name the files instead")
     return InputFile(Path("-"), "-", Stream(sys.stdin.buffer))
 
 

@@ -230,8 +230,11 @@ def _resolve(con: duckdb.DuckDBPyConnection, f: OutFile, cands: list[Job]
     return timed, ""
 
 
-def link_outputs(con: duckdb.DuckDBPyConnection, patterns: list[str] | None = None) -> None:
-    """Create ``output_links`` and ``output_unlinked`` (see module docstring)."""
+def link_outputs(con: duckdb.DuckDBPyConnection, patterns: list[str] | None = None
+                 ) -> dict[str, int]:
+    """Create ``output_links`` and ``output_unlinked`` (see module docstring). Returns, per
+    pattern, how many job-output files it matches for some job (0: a pattern that names
+    nothing here, which the CLI warns about)."""
     files = _files(con)
     jobs = _jobs(con, {h for f in files if (h := host_from_path(f)) is not None})
     by_id: dict[str, list[Job]] = defaultdict(list)
@@ -244,6 +247,7 @@ def link_outputs(con: duckdb.DuckDBPyConnection, patterns: list[str] | None = No
     rx = [(p, {j.job_id: path_regex(p, JobNames(j.job_id, min(j.raw - {j.job_id},
                                                                   default=j.job_id), j.name))
                for j in jobs.values()}) for p in patterns or []]
+    matched = {p: sum(any(r.search(f) for r in m.values()) for f in files) for p, m in rx}
     links: list[dict[str, Any]] = []
     unlinked: list[dict[str, Any]] = []
     picked: dict[str, tuple[OutFile, list[Job], str]] = {}
@@ -288,6 +292,7 @@ def link_outputs(con: duckdb.DuckDBPyConnection, patterns: list[str] | None = No
     _put(con, "output_unlinked", unlinked, pa.schema([
         ("file", pa.string()), ("reason", pa.string()), ("first_ts", pa.float64()),
         ("last_ts", pa.float64())]))
+    return matched
 
 
 def _by_siblings(picked: dict[str, tuple[OutFile, list[Job], str]]) -> None:

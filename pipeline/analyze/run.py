@@ -71,7 +71,7 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
     try:
         con.execute("SET TimeZone = 'UTC'")
         alias_hosts(con)
-        fidelity = link_attempts(con, load_run_map(run_map), job_output)
+        fidelity, matched = link_attempts(con, load_run_map(run_map), job_output)
         add_cut_column(con)
         make_attempt_events(con)
         if split_restarts(con):
@@ -123,7 +123,8 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
         con.close()
     overall = max([fidelity, *(r["fidelity"] for r in results)], key=ORDER.__getitem__)
     return {"schema": SCHEMA, "fidelity": overall, "runs": results, "warnings": warnings,
-            "clock_skew": skews}
+            "clock_skew": skews,
+            "job_output": [{"pattern": p, "files": n} for p, n in matched.items()]}
 
 
 def _skew_warnings(skews: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -10,11 +10,13 @@ guess is the explicit mapping (``run_map``, a CSV ``job_id,run``), else the run 
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
+from parsers.textfile import NotText, read_text
 from pipeline.analyze.links import link_outputs
 from pipeline.analyze.orphans import infer_orphans, inferred_attempts
 from pipeline.analyze.silent import add_silent
@@ -30,7 +32,7 @@ def load_run_map(path: Path | None) -> pa.Table:
     rows: list[dict[str, str]] = []
     if path is not None:
         try:
-            with open(path, newline="", encoding="utf-8") as fh:
+            with io.StringIO(read_text(path), newline="") as fh:
                 reader = csv.DictReader(fh)
                 if reader.fieldnames is None or not {"job_id", "run"} <= set(reader.fieldnames):
                     raise RunMapError(f"{path}: the header must be job_id,run (one row per job "
@@ -41,15 +43,19 @@ def load_run_map(path: Path | None) -> pa.Table:
                     rows.append({"job_id": r["job_id"].strip(), "run": r["run"].strip()})
         except OSError as e:
             raise RunMapError(f"cannot read run map {path}: {e.strerror}") from None
+        except NotText as e:
+            raise RunMapError(str(e)) from None
     return pa.Table.from_pylist(rows, pa.schema([("job_id", pa.string()), ("run", pa.string())]))
 
 
 def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
-                  job_output: list[str] | None = None) -> str:
+                  job_output: list[str] | None = None) -> tuple[str, dict[str, int | None]]:
     """Create ``attempts_linked``, ``output_links`` and ``output_unlinked`` in ``con``;
     returns the fidelity: ``scheduler`` when the attempts come from Slurm records,
     ``progress`` when inferred from training logs (no scheduler records, or only Kubernetes
-    pod/PyTorchJob status, which keeps too little history to rebuild every restart).
+    pod/PyTorchJob status, which keeps too little history to rebuild every restart); and per
+    ``job_output`` pattern the job-output files it matched (None: not used, as there are no
+    scheduler records to expand it with).
 
     With scheduler records, output files no record accounts for (a job the records miss: sacct
     cut short, a record removed) but that hold progress become attempts inferred from that
@@ -71,9 +77,9 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
     # PyTorchJob: with nothing else, the training output tells the attempts more completely
     if row[0] > 0 and row[1] < row[0]:
         con.execute("ALTER TABLE attempts_linked ADD COLUMN fidelity VARCHAR DEFAULT 'scheduler'")
-        link_outputs(con, job_output)
+        matched: dict[str, int | None] = {**link_outputs(con, job_output)}
         infer_orphans(con)
-        return "scheduler"
+        return "scheduler", matched
     link_outputs(con, [])
     # job output, and any file whose lines hold progress (one read as text of no known
     # layout: its framework's lines only after 16 KiB of other output, parsers/joblog_sniff.py)
@@ -82,4 +88,4 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + inferred_attempts(con))
     con.execute("DELETE FROM output_links")
     add_silent(con)  # Kubernetes: container incarnations that printed nothing
-    return "progress"
+    return "progress", dict.fromkeys(job_output or [])

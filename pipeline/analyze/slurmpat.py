@@ -81,6 +81,26 @@ def expand(pattern: str, job: JobNames) -> str:
     return "".join(out)
 
 
+def pattern_problem(pattern: str) -> str | None:
+    """What makes ``pattern`` no file-name pattern (``--job-output``), or None: empty, a
+    directory (it ends in ``/``), or a ``%`` that is none of the fields above (``%q``, a ``%``
+    at the end). A ``\\`` turns expansion off, so anything goes then (as in Slurm)."""
+    if not pattern.strip():
+        return "empty; give how the job output files are named, e.g. 'logs/%x-%j.out'"
+    if pattern.endswith("/"):
+        return (f"{pattern!r} names a directory; end it with the file name, e.g. "
+                f"'{pattern}%x-%j.out'")
+    if "\\" in pattern:
+        return None
+    bad = [m.group(0) if m.group(1) else f"{m.group(0)} at the end"
+           for m in re.finditer(r"%\d*(.?)", pattern) if not _SPEC.fullmatch(m.group(0))]
+    if bad:
+        return (f"{pattern!r}: unknown field {', '.join(bad)}; Slurm's are %x name, %j job id, "
+                "%A/%a array job/task, %J job.step, %N host, %n node index, %s step, %t task, "
+                "%u user, %% a percent sign")
+    return None
+
+
 def path_regex(pattern: str, job: JobNames, work_dir: str | None = None) -> re.Pattern[str]:
     """A regex matching a collected file that is this job's output under ``pattern``: the
     pattern's file name, and as many of its directories as the file's path has in common

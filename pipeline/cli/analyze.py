@@ -20,9 +20,9 @@ from pipeline.cli.options import (
     rules_opt,
     scheduler_opt,
     source_opt,
+    text_file,
     tz_of,
     tz_opt,
-    utf8_file,
     year_opt,
 )
 from pipeline.units import parse_duration
@@ -35,7 +35,7 @@ from pipeline.units import parse_duration
 @output.format_option("table", "json", "csv", aliases=("json", "csv"),
                       what="the analysis (csv: the decomposition per run)")
 @click.option("--run-map", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              callback=utf8_file,
+              callback=text_file,
               help="CSV job_id,run: which run each job belongs to (default: by job name).")
 @click.option("--ideal-step-time", default=None, metavar="DURATION",
               help="Healthy step time t* (e.g. 2.35s) instead of the median measured one.")
@@ -44,6 +44,7 @@ from pipeline.units import parse_duration
 @click.option("--window-after", default="5m", show_default=True, metavar="DURATION",
               help="Evidence window after an interrupted attempt's end.")
 @click.option("--job-output", "job_output", multiple=True, metavar="PATTERN",
+              callback=lambda _c, _p, v: _check_patterns(v),
               help="How job output files are named, in Slurm's pattern language (%x name, %j "
                    "job id, %A/%a array job/task, %N host, %u user), e.g. 'logs/%x-%j.out'; "
                    "overrides the evidence-based linking. May be repeated.")
@@ -120,6 +121,7 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
                                    max_skew=max_skew, skew_tolerance=skew_tolerance))
     for d, f in ingested.duplicates:
         output.status(f"note: {d} has the same content as {f}; read once")
+    _pattern_notes(result, out)
     for q in ingested.quarantined:
         click.echo(f"warning: {q}: corrupt compressed file, quarantined (see "
                    "line_accounting.note)", err=True)
@@ -151,6 +153,29 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
         raise click.ClickException(
             f"--strict: {n_warn} data-quality warning(s) (fidelity {result['fidelity']}); "
             f"they are in warnings[] of {out / 'analysis.json'}")
+
+
+def _check_patterns(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    """--job-output: each a file-name pattern (``slurmpat.pattern_problem``), else exit 2."""
+    from pipeline.analyze.slurmpat import pattern_problem
+
+    for p in patterns:
+        problem = pattern_problem(p)
+        if problem:
+            raise click.BadParameter(problem)
+    return patterns
+
+
+def _pattern_notes(result: dict[str, Any], out: Path) -> None:
+    """A --job-output pattern that matched no job-output file changed nothing: say so."""
+    for m in result.get("job_output") or []:
+        if m["files"] is None:
+            output.warn(f"--job-output {m['pattern']!r} was not used: the logs hold no "
+                        "scheduler records (Slurm) whose jobs it could name")
+        elif m["files"] == 0:
+            output.warn(f"--job-output {m['pattern']!r} matched 0 job output files, so the "
+                        "output was linked from evidence; compare it with their paths "
+                        f"(tormortem sql {out} \"SELECT file, method FROM output_links\")")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,10 @@ errors; those about what was read (a bad rules or rates file, nothing to analyse
 
 Signals: SIGINT and SIGTERM stop a command with exit code 130 and 143 (128 + the signal),
 leaving output folders as they were (``_Group.main``; ``pipeline.ingest.signals``).
+
+A closed stdout (``tormortem sql DIR "..." --jsonl | head -1``): the reader has what it
+wanted, so the command stops there, quietly, with exit code 0, whatever it was printing
+(``_Group.invoke``).
 """
 
 from __future__ import annotations
@@ -146,7 +150,35 @@ class _Group(click.Group):
             signalled = as_interrupt(e)
             if signalled is not None:
                 raise signalled from None
+            if isinstance(e, BrokenPipeError) and _stdout_gone():
+                _quiet_stdout()
+                raise click.exceptions.Exit(0) from None
             raise _as_click_error(e) from None
+
+
+def _stdout_gone() -> bool:
+    """stdout is a pipe (or socket) whose reader has gone (``| head -1``): its write end
+    polls as an error. Not a file of its own (a test's runner): no."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    p = select.poll()
+    p.register(fd, select.POLLOUT)
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in p.poll(0))
+
+
+def _quiet_stdout() -> None:
+    """What is still buffered for the closed pipe goes to /dev/null: Python's flush at exit
+    would otherwise print "Exception ignored ... BrokenPipeError" (Python's own advice: the
+    signal module's documentation, "Note on SIGPIPE")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _as_click_error(e: Exception) -> click.ClickException:
@@ -168,8 +200,8 @@ def _as_click_error(e: Exception) -> click.ClickException:
     if os.environ.get("TORMORTEM_DEBUG") or settings().verbose >= 2:
         raise e
     return click.ClickException(
-        f"internal error ({type(e).__name__}: {e}); please report it with the command you ran "
-        "(run it again with -vv for the traceback)")
+        f"internal error ({type(e).__name__}: {' '.join(str(e).split())}); please report it "
+        "with the command you ran (run it again with -vv for the traceback)")
 
 
 EPILOG = """\b

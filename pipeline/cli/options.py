@@ -60,21 +60,20 @@ def _check_source(_ctx: click.Context, _param: click.Parameter, value: str | Non
     return value
 
 
-def utf8_file(_ctx: click.Context, param: click.Parameter, value: Path | None
+def text_file(_ctx: click.Context, param: click.Parameter, value: Path | None
               ) -> Path | None:
-    """A text file option (``--run-map``): it must exist and be UTF-8."""
+    """A text file option (``--run-map``): it must exist and be text (``parsers.textfile``:
+    UTF-8, or UTF-16 with its byte-order mark)."""
     if value is None:
         return None
+    from parsers.textfile import NotText, read_text
+
     try:
-        data = value.read_bytes()
+        read_text(value)
     except OSError as e:
         raise click.BadParameter(f"{value}: {e.strerror}") from None
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise click.BadParameter(f"{value} line {line}: not UTF-8 text (byte "
-                                 f"0x{data[e.start]:02x}); save it as UTF-8") from None
+    except NotText as e:
+        raise click.BadParameter(str(e)) from None
     return value
 
 
@@ -92,7 +91,8 @@ year_opt = click.option(
          "advance at Dec -> Jan). Default: from each file's mtime. "
          f"{YEARS[0]}-{YEARS[1]}.")
 rules_opt = click.option(
-    "--rules", "rules_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+    "--rules", "rules_files", multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Extra rule-table CSV (columns: README, \"The rule table\"); may be repeated.")
 
 

@@ -59,9 +59,11 @@ def rates_path(given: Path) -> Path:
         hint = ("; it has one per run: " + ", ".join(str(x) for x in several)) if several \
             else f"; run `tormortem analyze LOGS --out {given}` (or `tormortem fit {given}`)"
         raise click.ClickException(f"no rates.json in {given}{hint}")
+    from parsers.textfile import read_text
+
     try:
-        schema = json.loads(given.read_text(encoding="utf-8")).get("schema", "")
-    except (OSError, ValueError, AttributeError):
+        schema = json.loads(read_text(given)).get("schema", "")
+    except (OSError, ValueError, AttributeError):  # NotText is a ValueError
         return given  # the loader says what is wrong with it
     if str(schema).startswith("tormortem.analysis/"):
         raise click.ClickException(

@@ -16,10 +16,14 @@ from pipeline.cli import output
 
 
 def _json(path: Path, what: str) -> dict[str, Any]:
+    from parsers.textfile import NotText, read_text
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(path))
     except FileNotFoundError:
         raise click.ClickException(f"{what} {str(path)!r} not found") from None
+    except NotText as e:
+        raise click.ClickException(str(e)) from None
     except json.JSONDecodeError as e:
         raise click.ClickException(f"{path}: not valid JSON ({e.msg} at line {e.lineno})"
                                    ) from None
@@ -32,10 +36,12 @@ def _json(path: Path, what: str) -> dict[str, Any]:
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write report.html and report.pdf (default: DIRECTORY).")
-@click.option("--rates", "rates_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--rates", "rates_path",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Fitted rates JSON (schema tormortem.rates/1) to show "
               "(default: DIRECTORY/rates.json if present).")
-@click.option("--model", "model_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--model", "model_path",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Model predictions JSON (shape: see pipeline.report; "
               "default: DIRECTORY/model.json if present).")
 @click.option("--no-pdf", is_flag=True, help="Write the HTML only.")

@@ -25,7 +25,8 @@ Examples:
 @click.command("simulate", epilog=EPILOG)
 @click.option("--preset", type=click.Choice(sorted(presets.PRESETS)),
               help="Built-in parameter set.")
-@click.option("--rates", "rates_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--rates", "rates_file",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Rates JSON (schema tormortem.rates/1), e.g. written by fitting.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Random seed: the same seed gives the same bytes.")

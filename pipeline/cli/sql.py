@@ -56,6 +56,10 @@ def sql_cmd(directory: Path, query: str | None, fmt: str | None) -> None:
     from pipeline.ingest.sink import connect
 
     fmt = output.chosen_format(fmt)
+    if query is None and sys.stdin is None:
+        raise click.UsageError("no QUERY, and standard input is closed: give the SQL as an "
+                               f"argument (tormortem sql {_q(directory)} \"SHOW TABLES\") or "
+                               "pipe it in")
     db = directory / "tormortem.duckdb" if directory.is_dir() else directory
     if not db.is_file():
         raise click.ClickException(f"no tormortem.duckdb in {directory}; run `tormortem "
@@ -68,12 +72,12 @@ def sql_cmd(directory: Path, query: str | None, fmt: str | None) -> None:
         if query is None and sys.stdin.isatty():
             _shell(con, fmt)
             return
-        text = query if query is not None else sys.stdin.read()
+        text = _sql_text(query)
         try:
             for head, rows in run_statements(con, text):
                 _print(fmt, head, rows)
         except duckdb.Error as e:
-            raise click.ClickException(_one_line(e)) from None
+            raise click.ClickException(f"{_one_line(e)}; {_hint(e, directory)}") from None
     finally:
         con.close()
 
@@ -107,8 +111,53 @@ def _cell(v: Any) -> Any:
     return v if isinstance(v, int | str | type(None)) else str(v)
 
 
+def _q(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
+
+
+def _sql_text(query: str | None) -> str:
+    """QUERY, or the SQL on standard input, as text (``parsers.textfile``): bytes that are
+    not UTF-8 reached DuckDB as lone surrogates, "internal error (TypeError ...)"."""
+    from parsers.textfile import NotText, decode
+
+    if query is None:
+        try:
+            return decode(sys.stdin.buffer.read(), "the SQL on standard input",
+                          "give it as UTF-8 text")
+        except NotText as e:
+            raise click.ClickException(str(e)) from None
+    bad = next((c for c in query if "\udc80" <= c <= "\udcff"), None)  # surrogateescape'd
+    if bad is not None:
+        raise click.BadParameter(f"not UTF-8 text (byte 0x{ord(bad) - 0xdc00:02x}); type it "
+                                 "in a UTF-8 terminal, or pipe it in as UTF-8",
+                                 param_hint="QUERY")
+    return query
+
+
 def _one_line(e: Exception) -> str:
-    return " ".join(str(e).split())
+    """DuckDB's message on one line: its ``LINE n: <the SQL>`` quote in parentheses, without
+    the carets under it (they point nowhere once the lines are joined)."""
+    parts = []
+    for line in str(e).splitlines():
+        words = " ".join(line.split())
+        if not words.strip("^ "):
+            continue
+        parts.append(f"({words})" if words.startswith("LINE ") else words)
+    return " ".join(parts)
+
+
+def _hint(e: Exception, where: Path | None) -> str:
+    """What to do next, after DuckDB's message: where the table and column names are, or
+    that the database is opened read-only. ``where``: None in the shell (its dot commands)."""
+    if "read-only" in str(e):
+        return ("tormortem sql opens the database read-only; to keep a result, COPY (SELECT "
+                "...) TO 'result.parquet'")
+    if where is None:
+        return ".tables lists the tables, .schema <table> a table's columns"
+    return (f'tormortem sql {_q(where)} "SHOW TABLES" lists the tables, "DESCRIBE <table>" '
+            "a table's columns")
 
 
 def _shell(con: Any, fmt: str) -> None:
@@ -165,7 +214,7 @@ def _loop(con: Any, fmt: str) -> None:
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
         except duckdb.Error as e:
-            click.echo(f"Error: {_one_line(e)}", err=True)
+            click.echo(f"Error: {_one_line(e)}; {_hint(e, None)}", err=True)
 
 
 def _dot(con: Any, line: str, fmt: str) -> str:

@@ -9,12 +9,15 @@ with a message that says what to fix.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from importlib import resources
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+
+from parsers.textfile import NotText, read_text
 
 CATEGORIES = (
     "gpu_hardware", "gpu_memory", "gpu_driver", "nvlink", "network", "nccl_error",
@@ -88,17 +91,6 @@ def _check_regexes(regexes: list[tuple[str, str, str]]) -> None:
         con.close()
 
 
-def _check_utf8(path: Path) -> None:
-    """A rules file must be UTF-8 (the CSV module would fail mid-file with a traceback)."""
-    data = Path(path).read_bytes()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise RulesError(f"{path} line {line}: not UTF-8 text (byte 0x{data[e.start]:02x}); "
-                         "save the file as UTF-8") from None
-
-
 def load_rules(extra: list[Path] | None = None) -> pa.Table:
     """Built-in rules, then ``extra`` files; a later rule with the same id replaces the
     earlier one."""
@@ -107,11 +99,12 @@ def load_rules(extra: list[Path] | None = None) -> pa.Table:
     regexes: list[tuple[str, str, str]] = []
     ord_ = 0
     for path, origin in files:
-        try:
-            _check_utf8(path)
-            fh = open(path, newline="", encoding="utf-8")  # noqa: SIM115
+        try:  # UTF-8 (a BOM too) or UTF-16: the CSV module would fail mid-file otherwise
+            fh = io.StringIO(read_text(path), newline="")
         except OSError as e:
             raise RulesError(f"cannot read rules file {path}: {e.strerror}") from None
+        except NotText as e:
+            raise RulesError(str(e)) from None
         with fh:
             reader = csv.DictReader(fh)
             if reader.fieldnames is None or not set(COLUMNS) <= set(reader.fieldnames):

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 
 from parsers import progress_batch as pb
 from parsers.schema import EVENTS
-from pipeline.ingest.outputs import OutputError
+from pipeline.ingest.outputs import OutputError, read_manifest
 
 GROUP_ROWS = 1 << 17  #: EVENTS rows gathered before one write (one Parquet row group)
 PROGRESS_GROUP_ROWS = 1 << 19  #: progress rows gathered before one write
@@ -117,9 +117,10 @@ def events_view_sql(folder: Path, events_id: str) -> str:
     (absolute), and must carry ``events_id`` (see the module docstring)."""
     path = (f"coalesce(getvariable('{DIR_VARIABLE}'), {_lit(str(folder.resolve()))})"
             " || '/events.parquet'")
-    stale = (f"{path} || {_lit(' is not the events.parquet written with this database (the ')}"
-             f" || {_lit('folder was moved, or the file replaced): query the folder with ')}"
-             f" || {_lit(f'tormortem sql DIR, or SET VARIABLE {DIR_VARIABLE} = DIR first')}")
+    stale = (f"{path} || {_lit(' is not the events.parquet written with this database: if ')}"
+             f" || {_lit('the folder was moved, query it with tormortem sql DIR (or SET ')}"
+             f" || {_lit(f'VARIABLE {DIR_VARIABLE} = DIR first); if the file was replaced, ')}"
+             f" || {_lit('run tormortem ingest or analyze into the folder again')}")
     return (f"CREATE OR REPLACE VIEW events AS SELECT file_row_number AS event_id, "
             f"* EXCLUDE (file_row_number) FROM read_parquet({path}, file_row_number = true) "
             f"WHERE (SELECT CASE WHEN count(*) = 1 THEN true ELSE error({stale}) END "
@@ -145,8 +146,28 @@ def connect(db: Path, read_only: bool = False, check: bool = True
     except duckdb.Error as e:
         con.close()
         msg = str(e).splitlines()[0]
+        if STALE in msg:  # the view looked beside the database: the file was replaced
+            raise OutputError(_replaced(folder, db)) from None
         raise OutputError(f"{db}: {msg}") from None
     return con
+
+
+#: what the view's error says (``events_view_sql``)
+STALE = "is not the events.parquet written with this database"
+
+
+def _replaced(folder: Path, db: Path) -> str:
+    """The message for an events.parquet that is not the database's own: what wrote the
+    folder (its manifest's command, with this folder as --out) must run again."""
+    import shlex
+
+    doc = read_manifest(folder) or {}
+    argv = doc.get("argv")
+    again = (shlex.join(["tormortem", *argv, "--out", str(folder)])
+             if isinstance(argv, list) and argv else f"tormortem ingest (or analyze) LOGS --out "
+                                                     f"{shlex.quote(str(folder))}")
+    return (f"{folder / 'events.parquet'} {STALE} ({db.name}): it was replaced or changed "
+            f"since; run `{again}` again to rebuild the folder")
 
 
 class EventSink:

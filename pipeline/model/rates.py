@@ -199,11 +199,17 @@ def dump(r: Rates, path: str | Path) -> None:
 
 def load(path: str | Path) -> Rates:
     """Read and validate a rates file; RatesError tells what to fix."""
+    # imported here: `simulate --help` imports this module, and no --help may load parsers
+    # (tests/cli/test_startup.py)
+    from parsers.textfile import NotText, read_text
+
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(p))
     except FileNotFoundError as e:
         raise RatesError(f"rates file {str(p)!r} not found") from e
+    except NotText as e:
+        raise RatesError(str(e)) from None
     except json.JSONDecodeError as e:
         raise RatesError(f"{p}: not valid JSON ({e.msg} at line {e.lineno})") from e
     return from_json(doc, where=str(p))

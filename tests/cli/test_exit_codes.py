@@ -32,6 +32,19 @@ NOPE = "/nonexistent/x"
     ["sources", "--format", "xml"],
     ["simulate", "--out", "/tmp/tm-nope"],
     ["simulate", "--preset", "demo", "--no-logs", "--replicas", "0"],
+    # a path option that names nothing: 2 like --run-map's (``--rules`` and ``--rates`` were 1)
+    ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--rules", NOPE],
+    ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--run-map", NOPE],
+    ["explain", str(DEMO), "--rules", NOPE],
+    ["ingest", str(DEMO), "--out", "/tmp/tm-nope", "--rules", NOPE],
+    ["simulate", "--rates", NOPE, "--no-logs"],
+    ["report", str(DEMO), "--rates", NOPE],
+    ["report", str(DEMO), "--model", NOPE],
+    # a --job-output that is no file-name pattern (it was ignored without a word)
+    ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--job-output", ""],
+    ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--job-output", "%q%z"],
+    ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--job-output", "logs/%j.out%"],
+    ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--job-output", "logs/"],
 ])
 def test_usage_errors_exit_2(args: list[str]) -> None:
     r = invoke(*args)
@@ -95,3 +108,20 @@ def test_internal_errors_are_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert r.exit_code == 1
     assert r.stderr.startswith("Error: internal error (TypeError: ")
     assert "-vv" in r.stderr and "Traceback" not in r.output
+
+
+def test_an_internal_error_of_several_lines_is_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As DuckDB's nanobind TypeError ("extract_statements(): incompatible function
+    arguments. The following argument types are supported: ...") spans five."""
+    import parsers.registry
+
+    class Bad:
+        def __iter__(self) -> None:
+            raise TypeError("f(): incompatible function arguments.\n    1. f(self, q: str)\n")
+
+    monkeypatch.setattr(parsers.registry, "ALL", Bad())
+    r = invoke("sources")
+    assert r.exit_code == 1
+    assert r.stderr == ("Error: internal error (TypeError: f(): incompatible function arguments. "
+                        "1. f(self, q: str)); please report it with the command you ran (run it "
+                        "again with -vv for the traceback)\n")

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
-from tests.cli.conftest import invoke
+from pipeline.cli import main
+from tests.cli.conftest import DEMO, invoke
 
 Q = "SELECT category, count(*) AS n FROM interruptions GROUP BY 1 ORDER BY 2 DESC, 1"
 
@@ -56,7 +58,56 @@ def test_script_from_stdin_runs_every_statement(demo_out: Path) -> None:
 def test_read_only(demo_out: Path) -> None:
     r = invoke("sql", str(demo_out), "DROP TABLE runs")
     assert r.exit_code == 1 and "read-only" in r.stderr
+    assert r.stderr.endswith("; tormortem sql opens the database read-only; to keep a result, "
+                             "COPY (SELECT ...) TO 'result.parquet'\n")
     assert invoke("sql", str(demo_out), "SELECT count(*) FROM runs").exit_code == 0
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("selec 1", 'Parser Error: syntax error at or near "selec" (LINE 1: selec 1)'),
+    ("SELECT 1;\nSELECT * FROM nosuch", "Catalog Error: Table with name nosuch does not exist!"),
+    ("SELECT nosuch FROM runs", 'Binder Error: Referenced column "nosuch" not found'),
+])
+def test_duckdb_errors_are_one_line_with_what_to_do(demo_out: Path, query: str,
+                                                    message: str) -> None:
+    r = invoke("sql", str(demo_out), query)
+    assert r.exit_code == 1
+    assert r.stderr.count("\n") == 1 and "^" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"Error: {message}")
+    assert r.stderr.endswith(f'; tormortem sql {demo_out} "SHOW TABLES" lists the tables, '
+                             '"DESCRIBE <table>" a table\'s columns\n')
+    assert "events" in invoke("sql", str(demo_out), "SHOW TABLES").stdout.split()
+
+
+def test_sql_that_is_not_utf8(demo_out: Path) -> None:
+    """Bytes that are not UTF-8 reached DuckDB as lone surrogates: "internal error
+    (TypeError: extract_statements(): incompatible function arguments ...)" on 5 lines."""
+    r = CliRunner().invoke(main, ["sql", str(demo_out)], input=b"SELECT 1 AS caf\xe9;")
+    assert (r.exit_code, r.stderr) == (1, "Error: the SQL on standard input line 1: not UTF-8 "
+                                          "text (byte 0xe9); give it as UTF-8 text\n")
+    r = invoke("sql", str(demo_out), "SELECT 1 AS caf\udce9")  # argv's surrogateescape
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[-1] == ("Error: Invalid value for QUERY: not UTF-8 text (byte "
+                                         "0xe9); type it in a UTF-8 terminal, or pipe it in "
+                                         "as UTF-8")
+    assert invoke("sql", str(demo_out), "--csv", input="SELECT 1 AS café;").stdout == "café\n1\n"
+
+
+def test_a_replaced_events_parquet_says_how_to_rebuild_the_folder(demo_out: Path,
+                                                                   tmp_path: Path) -> None:
+    """It said to run `tormortem sql DIR` -- the command that had just failed."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "out"
+    shutil.copytree(demo_out, out)
+    pq.write_table(pq.read_table(out / "events.parquet").slice(0, 10), out / "events.parquet")
+    r = invoke("sql", str(out), "SELECT count(*) FROM runs")
+    assert r.exit_code == 1
+    assert r.stderr == (f"Error: {out}/events.parquet is not the events.parquet written with "
+                        "this database (tormortem.duckdb): it was replaced or changed since; run "
+                        f"`tormortem analyze {DEMO} --out {out}` again to rebuild the folder\n")
 
 
 def test_shell(demo_out: Path, monkeypatch: pytest.MonkeyPatch,
@@ -75,6 +126,7 @@ def test_shell(demo_out: Path, monkeypatch: pytest.MonkeyPatch,
     assert "interruptions" in out and "decomposition" in out  # .tables
     assert "\n18\n" in out or " 18\n" in out  # the two-line statement ran
     assert "Error: Parser Error" in err  # a bad statement does not end the shell
+    assert "; .tables lists the tables, .schema <table> a table's columns\n" in err
     assert out.rstrip().endswith("two\n2")
 
 

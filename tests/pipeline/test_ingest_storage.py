@@ -119,12 +119,18 @@ def test_the_view_follows_a_moved_folder_and_never_reads_another_file(
     shutil.copy(b / "events.parquet", a / "events.parquet")
     con = duckdb.connect(str(moved / "tormortem.duckdb"), read_only=True)
     with pytest.raises(duckdb.Error, match=r"is not the events\.parquet written with this "
-                       r"database .*tormortem sql DIR"):
+                       r"database: if the folder was moved, query it with tormortem sql DIR "
+                       r".*; if the file was replaced, run tormortem ingest or analyze into the "
+                       r"folder again"):
         _count(con)
     con.close()
-    # an events.parquet replaced beside the database, or gone: one line, what to do
+    # an events.parquet replaced beside the database, or gone: one line, what to do (not
+    # `tormortem sql DIR`, which is what says it: the ingest that wrote the folder, again)
     shutil.copy(b / "events.parquet", moved / "events.parquet")
-    with pytest.raises(OutputError, match=r"moved/events\.parquet is not the events\.parquet"):
+    with pytest.raises(OutputError, match=r"moved/events\.parquet is not the events\.parquet "
+                       r"written with this database \(tormortem\.duckdb\): it was replaced or "
+                       r"changed since; run `tormortem ingest \(or analyze\) LOGS --out "
+                       r".*/moved` again"):
         connect(moved / "tormortem.duckdb", read_only=True)
     (moved / "events.parquet").unlink()
     with pytest.raises(OutputError, match=r"no events\.parquet beside it"):

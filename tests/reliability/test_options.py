@@ -92,4 +92,4 @@ def test_a_run_map_that_is_not_utf8(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert r.stderr.splitlines()[-1] == (f"Error: Invalid value for '--run-map': "
                                          f"{tmp_path / 'map.csv'} line 2: not UTF-8 text (byte "
-                                         "0xe9); save it as UTF-8")
+                                         "0xe9); save the file as UTF-8")

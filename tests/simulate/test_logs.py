@@ -138,7 +138,7 @@ def test_cli_monte_carlo_json_and_errors(tmp_path: Path) -> None:
     r = CliRunner().invoke(simulate, ["--no-logs"])
     assert r.exit_code == 2 and "exactly one of --preset NAME or --rates FILE" in r.output
     r = CliRunner().invoke(simulate, ["--rates", str(tmp_path / "x.json"), "--no-logs"])
-    assert r.exit_code == 1 and "not found" in r.output
+    assert r.exit_code == 2 and "does not exist" in r.output
     r = CliRunner().invoke(simulate, ["--preset", "demo"])
     assert r.exit_code == 2 and "--out DIR is required" in r.output
     assert "tormortem simulate --preset demo --seed 7 --out sample_logs/demo" in CliRunner(

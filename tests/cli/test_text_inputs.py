@@ -1,0 +1,68 @@
+"""Files the user hands a command (a rates JSON, --rules and --run-map CSVs) in the encodings
+editors write: UTF-8 with a byte-order mark and UTF-16 are read; bytes of no encoding read
+here are one ``Error:`` line naming the file, its line and the byte -- never "internal error
+(UnicodeDecodeError ...)", which plan, simulate and report printed for a UTF-16 rates file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.analyze.runs import load_run_map
+from tests.cli.conftest import invoke
+
+XID = ("Dec 31 23:59:58 node017 kernel: [ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, "
+       "GPU has fallen off the bus.\n")
+#: the built-in rule xid-79 (category gpu_hardware) replaced by one of the same id
+RULES = ("id,source,kind,code,pattern,category,mode,specificity,scales_with,note\n"
+         "xid-79,kernel,xid,79,,gpu_memory,fail-stop,90,gpu,café\n")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig"])
+def test_rates_in_utf16_or_with_a_bom_are_read(demo_out: Path, tmp_path: Path,
+                                               encoding: str) -> None:
+    rates = tmp_path / "rates.json"
+    rates.write_text((demo_out / "rates.json").read_text(encoding="utf-8"), encoding=encoding)
+    want = invoke("plan", "--rates", str(demo_out / "rates.json"), "--json")
+    got = invoke("plan", "--rates", str(rates), "--json")
+    assert got.exit_code == 0, got.output
+    assert json.loads(got.stdout) == json.loads(want.stdout)
+    r = invoke("simulate", "--rates", str(rates), "--no-logs", "--replicas", "2", "--json")
+    assert r.exit_code == 0, r.output
+
+
+def test_json_that_is_not_text_is_one_line_naming_the_file(demo_out: Path,
+                                                           tmp_path: Path) -> None:
+    rates = tmp_path / "rates.json"
+    rates.write_bytes((demo_out / "rates.json").read_bytes().replace(b'"schema"',
+                                                                       b'"sch\xe9ma"', 1))
+    want = f"Error: {rates} line 2: not UTF-8 text (byte 0xe9); save the file as UTF-8\n"
+    for args in (["plan", "--rates", str(rates)],
+                 ["simulate", "--rates", str(rates), "--no-logs"],
+                 ["report", str(demo_out), "--rates", str(rates), "--no-pdf", "--out",
+                  str(tmp_path / "report")]):
+        r = invoke(*args)
+        assert (r.exit_code, r.stderr) == (1, want), (args, r.output)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig"])
+def test_rules_in_utf16_or_with_a_bom_are_read(tmp_path: Path, encoding: str) -> None:
+    (tmp_path / "kern.log").write_text(XID)
+    (tmp_path / "rules.csv").write_text(RULES, encoding=encoding)
+    r = invoke("explain", str(tmp_path / "kern.log"), "--rules", str(tmp_path / "rules.csv"),
+               "--jsonl", "--year", "2023")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["category"] == "gpu_memory"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig"])
+def test_a_run_map_in_utf16_or_with_a_bom_is_read(tmp_path: Path, encoding: str) -> None:
+    (tmp_path / "map.csv").write_text("job_id,run\n1001,café\n", encoding=encoding)
+    assert load_run_map(tmp_path / "map.csv").to_pylist() == [{"job_id": "1001",
+                                                                "run": "café"}]
+    # and the option's own check lets it through (the run stops later, at the missing logs)
+    r = invoke("analyze", str(tmp_path / "nologs"), "--out", str(tmp_path / "o"), "--run-map",
+               str(tmp_path / "map.csv"))
+    assert r.exit_code == 2 and "no such file, directory or glob match" in r.stderr, r.output
