@@ -82,6 +82,7 @@ def test_unread_records_are_said_in_the_analysis(tmp_path: Path) -> None:
     assert not _warn(got, "unread_input")  # a note of ours in the folder is no loss
     (logs / "slurm" / "sacct.json").write_text('{"meta": {}, "errors": []')  # cut short
     outs[0].write_bytes(bytes(range(256)) * 64)  # binary
+    outs[1].write_bytes(outs[1].read_text().encode("utf-16"))  # read re-encoded: no loss
     got = _analyze(logs, tmp_path / "b")
     w = _warn(got, "unread_input")
     assert len(w) == 1 and "2 input file(s)" in w[0]["message"]
