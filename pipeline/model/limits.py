@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 TOR_FLOOR = 0.01
 HALF = 0.5
 MAX_GPUS = 10_000_000
+#: a save time below this is none seen (a run with no save fits 0, up to float rounding)
+NO_DELTA_S = 1e-3
 
 
 def refusal(p: Prediction) -> list[str]:
@@ -59,6 +61,7 @@ class BreakingPoint:
     mtbf_below_restart_gpus: int | None  #: smallest scale at which MTBF <= R (None: never)
     tor_half_gpus: int | None  #: largest scale with best TOR >= 0.5 (None: not even 1 node)
     tor_half_capped: bool  #: TOR stays >= 0.5 up to MAX_GPUS
+    best_tau: bool = True  #: at the best interval (False: the rates give no save time)
 
 
 def breaking_point(rates: Rates) -> BreakingPoint:
@@ -66,6 +69,7 @@ def breaking_point(rates: Rates) -> BreakingPoint:
 
     gpn = rates.scale.gpus_per_node
     p0 = process(rates)
+    known = p0.delta.mean_s >= NO_DELTA_S
     lr = p0.total_rate * p0.mean_restart_s()
     mtbf_gpus = None
     if lr > 0:  # L grows linearly with the scale; R does not
@@ -73,20 +77,21 @@ def breaking_point(rates: Rates) -> BreakingPoint:
 
     def best(nodes: int) -> float:
         p = process(rates.with_scale(nodes * gpn))
-        tau = optimal_tau(p)
+        tau = optimal_tau(p) if p.delta.mean_s >= NO_DELTA_S else math.inf  # no save time: as now
         return float(tor_value(p, tau if math.isfinite(tau) else None))
 
     if best(1) < HALF:
-        return BreakingPoint(rates.scale.gpus, mtbf_gpus, None, False)
+        return BreakingPoint(rates.scale.gpus, mtbf_gpus, None, False, known)
     lo, hi = 1, 2
     while best(hi) >= HALF:
         lo, hi = hi, hi * 2
         if hi * gpn > MAX_GPUS:
-            return BreakingPoint(rates.scale.gpus, mtbf_gpus, MAX_GPUS // gpn * gpn, True)
+            return BreakingPoint(rates.scale.gpus, mtbf_gpus, MAX_GPUS // gpn * gpn, True,
+                                     known)
     while hi - lo > max(1, lo // 100):  # to 1%
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if best(mid) >= HALF else (lo, mid)
-    return BreakingPoint(rates.scale.gpus, mtbf_gpus, lo * gpn, False)
+    return BreakingPoint(rates.scale.gpus, mtbf_gpus, lo * gpn, False, known)
 
 
 def describe(bp: BreakingPoint) -> str:
@@ -97,8 +102,9 @@ def describe(bp: BreakingPoint) -> str:
     elif bp.tor_half_capped:
         parts.append(f"TOR stays >= 0.5 up to {bp.tor_half_gpus:,} GPUs")
     else:
-        parts.append(f"TOR (with the best checkpoint interval at each scale) stays >= 0.5 up "
-                     f"to about {bp.tor_half_gpus:,} GPUs")
+        how = "the best checkpoint interval" if bp.best_tau else "today's checkpoint interval"
+        parts.append(f"TOR (with {how} at each scale) stays >= 0.5 up to about "
+                     f"{bp.tor_half_gpus:,} GPUs")
     if bp.mtbf_below_restart_gpus is not None:
         parts.append(f"from about {bp.mtbf_below_restart_gpus:,} GPUs failures come faster "
                      "than a restart (MTBF < mean restart) and no plan helps")

@@ -35,6 +35,7 @@ from pipeline.model.core import (
     young_tau,
 )
 from pipeline.model.factors import Factor, key_factors
+from pipeline.model.limits import NO_DELTA_S
 from pipeline.model.rates import Rates
 
 
@@ -125,9 +126,13 @@ def predict(rates: Rates, gpus: int | None = None) -> Prediction:
 
 
 def tau_choices(p: Process) -> tuple[TauChoice, ...]:
-    """The current tau, the exact TOR maximiser, Young's and Daly's estimates, with their TOR."""
+    """The current tau, the exact TOR maximiser, Young's and Daly's estimates, with their TOR;
+    the current one alone when the rates give no save time (delta 0: a run that saved no
+    checkpoint; every interval down to one step would look free)."""
     L, delta = p.total_rate, p.delta.mean_s
     out = [TauChoice("current", p.tau_s, tor_value(p))]
+    if not delta >= NO_DELTA_S:  # no save seen: a save that costs nothing is no plan
+        return tuple(out)
     if L <= 0:
         return (*out, TauChoice("optimal (exact)", math.inf, tor_value(p, 1e12)))
     m = 1.0 / L

@@ -38,7 +38,12 @@ def render(res: PlanResult, source: str) -> str:
         out.append(f"Work: {human(res.work_s)} of ideal compute "
                    f"({res.work_s / res.ideal_step_s:,.0f} iterations) -> expected wall "
                    f"{human(w)}{band}")
-    if res.breaking is not None:
+    if s.failures_per_day <= 0 and s.slow_factor >= 1.0:
+        out.append("  No failure rate in the rates (the run they were fitted from saw no "
+                   "interruption): the rates of failure are unknown, not zero, so this TOR "
+                   "counts none and no breaking point is given; fit a longer run, or add rates "
+                   "with --what-if")
+    elif res.breaking is not None:
         out.append(describe(res.breaking))
     if res.refused:
         out += ["", "No recommendation (no optimum checkpoint interval, no key factors):",
@@ -51,6 +56,9 @@ def render(res: PlanResult, source: str) -> str:
         out += ["", "Checkpoint interval (tau = compute between saves):",
                 table(["choice", "tau", "iterations", "TOR", "vs now (pts)"], rows,
                       {1, 2, 3, 4})]
+        if len(s.taus) == 1:
+            out.append("  No other interval: the rates give no checkpoint save time (delta 0, "
+                       "no save was seen); give it with --delta (e.g. --delta 40s).")
         out += ["", "Key factors by category (TOR points gained if removed / halved):",
                 _factor_table(s.categories, True), "",
                 "Key factors by stage:", _factor_table(s.stages, False)]

@@ -70,3 +70,18 @@ def test_sane_plans_still_recommend(gpus: int) -> None:
     assert doc["no_recommendation"] == []
     assert [c["name"] for c in doc["scenario"]["checkpoint_interval"]] == [
         "current", "optimal (exact)", "Young", "Daly"]
+
+
+def test_no_save_time_chooses_no_interval() -> None:
+    """A run that saved no checkpoint fits delta 0: every interval down to one step looked
+    free (plan: 'optimal 24.0 s, +34.6 pts'). No interval is chosen then, and the breaking
+    point keeps today's interval; --delta gives them back."""
+    from pipeline.model.limits import describe
+    from pipeline.model.predict import tau_choices
+
+    none = rates(gpus=1024, delta=0.0)
+    assert [t.name for t in tau_choices(process(none))] == ["current"]
+    assert "today's checkpoint interval" in describe(breaking_point(none))
+    back = plan.plan(none, delta_s=40.0)
+    assert [t.name for t in back.scenario.taus] == ["current", "optimal (exact)", "Young", "Daly"]
+    assert "the best checkpoint interval" in describe(breaking_point(rates(gpus=1024)))

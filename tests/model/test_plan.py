@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from pipeline.cli.plan import plan as plan_cmd
 from pipeline.model import plan
 from pipeline.model import predict as model
-from pipeline.model.rates import dump
+from pipeline.model.rates import dump, to_json
 from pipeline.simulate import presets
 from tests.model.helpers import fixed, rates
 
@@ -114,3 +114,16 @@ def test_cli_help_and_missing_file(tmp_path: Path) -> None:
     assert res.exit_code == 0 and "tormortem plan --rates" in res.output
     res = CliRunner().invoke(plan_cmd, ["--rates", str(tmp_path / "nope.json")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def test_rates_without_failures_say_so(tmp_path: Path) -> None:
+    """Rates fitted from a run that saw no interruption (a 20-minute run) have no category:
+    plan printed 'Predicted TOR 1.000' and 'TOR stays >= 0.5 up to 10,000,000 GPUs'."""
+    doc = to_json(rates(gpus=128, delta=0.0))
+    doc["categories"] = []
+    f = tmp_path / "none.json"
+    f.write_text(json.dumps(doc))
+    res = CliRunner().invoke(plan_cmd, ["--rates", str(f)])
+    assert res.exit_code == 0, res.output
+    assert "unknown, not zero" in res.output and "Breaking point" not in res.output
+    assert "No other interval" in res.output and "optimal (exact)" not in res.output
