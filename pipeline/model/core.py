@@ -38,6 +38,9 @@ _GH_X, _GH_W = np.polynomial.hermite.hermgauss(32)
 _GH_W = _GH_W / math.sqrt(math.pi)
 
 
+#: a save time below this is none seen (a run with no save fits 0, up to float rounding)
+NO_DELTA_S = 1e-3
+
 @dataclass(frozen=True, eq=False)
 class Process:
     """Everything the closed form needs, at one scale (rates per second for the whole job)."""

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pipeline.model.core import NO_DELTA_S
 from pipeline.units import human
 
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 TOR_FLOOR = 0.01
 HALF = 0.5
 MAX_GPUS = 10_000_000
-#: a save time below this is none seen (a run with no save fits 0, up to float rounding)
-NO_DELTA_S = 1e-3
 
 
 def refusal(p: Prediction) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from pipeline.model import interval as model_interval
 from pipeline.model.core import (
+    NO_DELTA_S,
     Process,
     daly_exact_tau,
     daly_tau,
@@ -35,7 +36,6 @@ from pipeline.model.core import (
     young_tau,
 )
 from pipeline.model.factors import Factor, key_factors
-from pipeline.model.limits import NO_DELTA_S
 from pipeline.model.rates import Rates
 
 
