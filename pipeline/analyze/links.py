@@ -12,7 +12,9 @@ keeping the first method that names any job the scheduler records know:
 2. ``path``: a job id in the file's name or its two parent directories (``1234``, an array
    task ``12_3``, or an array task's own id, which is its ``%j``);
 3. ``content``: job ids the file's own lines name (``SLURM_JOB_ID=N``, Slurm's ``*** JOB N
-   ... CANCELLED ...`` banner, ``Detected 1 oom-kill event(s) in StepId=N``);
+   ... CANCELLED ...`` banner, ``Detected 1 oom-kill event(s) in StepId=N``), and the other
+   jobs of their name whose executions hold its lines (a chain appending to one file: the
+   banner names only the jobs Slurm cancelled);
 4. ``record``: the output path the scheduler recorded (``scontrol`` StdOut=/StdErr=, sacct
    StdOut/StdErr, or the ``-o``/``-e`` of sacct's SubmitLine with its WorkDir), expanded;
 5. ``name``: the job name as a directory or file-name stem (torchrun per-rank directories
@@ -21,14 +23,16 @@ keeping the first method that names any job the scheduler records know:
    on its nodes, when the path names a host).
 
 When a method names several jobs, those whose name is in the path are preferred, then those
-whose executions overlap the file's own time stamps (a file appended across a chain of jobs
-keeps every job it overlaps; each line then goes to the execution whose time holds it). A
+whose executions hold 2% of the file's own time stamps, or 3 of them when the candidates ran
+one after another (a file appended across a chain of jobs keeps every job it holds lines of;
+each line then goes to the execution whose time holds it). A
 file no method links, or links ambiguously, is listed in ``output_unlinked(file, reason,
 candidates)`` so that warnings can name it.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -46,6 +50,9 @@ WINDOW_END_S = 30.0  #: lines printed while a job is torn down, after the schedu
 #: a job keeps a file several could own when it holds this share of the lines that fall in
 #: any of them (a chain's appended file: every job; a rank's log: the job it ran in)
 SHARE = 0.02
+#: ... or, when the candidates ran one after another (a chain appending to one file: 416 of a
+#: 421-attempt campaign's jobs each held under 2% of its lines), this many lines of its own
+CHAIN_LINES = 3
 #: a number standing alone in a name (not part of a word such as node17 or 7tfk0q61)
 _TOKEN = re.compile(r"(?<![0-9A-Za-z])(\d+)(?:_(\d+))?(?![0-9A-Za-z])")
 #: torchrun's per-restart and per-rank directories (attempt_0/3/stdout.log): no job ids
@@ -211,10 +218,18 @@ def _window(f: OutFile, jobs: dict[str, Job]) -> list[Job]:
     return hits if len(hits) == 1 else []
 
 
+def _one_after_another(jobs: list[Job]) -> bool:
+    """No execution of one job overlaps one of another: a chain (``--open-mode=append``
+    into one file), whose every job with lines of its own in the file wrote them."""
+    ws = sorted((s, e, k) for k, j in enumerate(jobs) for s, e in j.windows)
+    return all(b[0] >= a[1] or a[2] == b[2] for a, b in itertools.pairwise(ws))
+
+
 def _resolve(con: duckdb.DuckDBPyConnection, f: OutFile, cands: list[Job]
              ) -> tuple[list[Job], str]:
     """Narrow several candidates: by the job's name in the path, then by time: the jobs
-    whose executions hold at least ``SHARE`` of the file's stamped lines that fall in any."""
+    whose executions hold at least ``SHARE`` of the file's stamped lines that fall in any
+    (``CHAIN_LINES`` when their executions do not overlap)."""
     if len(cands) <= 1:
         return cands, ""
     named = [j for j in cands if j.name and j.name in f.file]
@@ -224,7 +239,8 @@ def _resolve(con: duckdb.DuckDBPyConnection, f: OutFile, cands: list[Job]
         return cands, ""
     counts = _lines_in(con, f, cands)
     inside = sum(counts)
-    timed = [j for j, n in zip(cands, counts, strict=True) if n and n >= SHARE * inside]
+    least = min(CHAIN_LINES, SHARE * inside) if _one_after_another(cands) else SHARE * inside
+    timed = [j for j, n in zip(cands, counts, strict=True) if n and n >= least]
     if not timed:
         return [], "its time stamps fall in none of the candidate jobs' executions"
     return timed, ""
@@ -271,6 +287,8 @@ def link_outputs(con: duckdb.DuckDBPyConnection, patterns: list[str] | None = No
                 continue
             chosen, note = _resolve(con, f, cands)
             method = name
+            if chosen and name == "content" and f.span is not None:
+                chosen = _chain_of(con, f, chosen, by_name)
             if chosen:
                 break
             tried.append(f"{name}: {', '.join(j.job_id for j in cands)} ({note})")
@@ -293,6 +311,20 @@ def link_outputs(con: duckdb.DuckDBPyConnection, patterns: list[str] | None = No
         ("file", pa.string()), ("reason", pa.string()), ("first_ts", pa.float64()),
         ("last_ts", pa.float64())]))
     return matched
+
+
+def _chain_of(con: duckdb.DuckDBPyConnection, f: OutFile, chosen: list[Job],
+              by_name: dict[str, list[Job]]) -> list[Job]:
+    """The jobs a file's lines name, and the others of their name whose executions hold its
+    lines: Slurm prints its ``*** JOB N ... CANCELLED ***`` banner only for the jobs it
+    cancels, so a chain appending to one file (``--open-mode=append``) names a few of its
+    jobs (4 of 19 in the demo campaign) and holds the lines of all."""
+    kin = list(dict.fromkeys(j for c in chosen if c.name for j in by_name.get(c.name, [])
+                             if j not in chosen))
+    if not kin:
+        return chosen
+    more, _ = _resolve(con, f, [*chosen, *kin])
+    return [*chosen, *(j for j in more if j not in chosen)]
 
 
 def _by_siblings(picked: dict[str, tuple[OutFile, list[Job], str]]) -> None:
