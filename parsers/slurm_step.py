@@ -27,7 +27,9 @@ Formats (SchedMD/slurm; ``error()`` prefixes ``srun: error: `` / ``slurmstepd: e
   processes may have been killed by the cgroup out-of-memory handler.`` (older: ``in step
   1234.0 cgroup``) -> ``oom_event`` (code ``cgroup``, value = the count, job_id).
 * The job's own id printed by its script (``echo SLURM_JOB_ID=$SLURM_JOB_ID``, or an ``env``
-  dump: ``SLURM_JOB_ID=1234`` / ``SLURM_JOBID=1234``; Slurm sets both, sbatch(1) "OUTPUT
+  dump: ``SLURM_JOB_ID=1234`` / ``SLURM_JOBID=1234``; ``export -p``: bash's ``declare -x
+  SLURM_JOB_ID="1234"``, dash's ``export SLURM_JOB_ID='1234'``; a Python
+  ``print(f"SLURM_JOB_ID: {...}")``; Slurm sets both, sbatch(1) "OUTPUT
   ENVIRONMENT VARIABLES") -> ``job_id_banner`` (job_id = the id; for an array task that is
   its own raw id): lets the analysis link an output file whose name carries no job id.
 * ``srun: Job step aborted: Waiting up to 32 seconds for job step to finish.``, ``srun:
@@ -79,7 +81,7 @@ _NODE_FAIL = re.compile(r"^Node failure on (\S+)$")
 #: slurmd's job notification when a node's prolog failed (slurmd/req.c _rpc_launch_tasks /
 #: _rpc_batch_job: slurm_notify_job "Prolog failure on node %s"), printed by salloc/srun
 _PROLOG_FAIL = re.compile(r"^Prolog failure on node (\S+)$")
-_JOB_ID_VAR = re.compile(r"^SLURM_JOB_?ID=(\d+)\s*$")
+_JOB_ID_VAR = re.compile(r"^(?:export\s+|declare -x\s+)?SLURM_JOB_?ID\s*[=:]\s*([\"']?)(\d+)\1\s*$")
 _NOISE: tuple[str, ...] = ()
 
 
@@ -95,7 +97,8 @@ class SlurmStepMatcher:
 
     #: every line it can claim starts with one of these programs (parsers.message)
     SIGNAL: ClassVar[tuple[str, ...]] = ("srun:", "slurmstepd", "sbatch:", "salloc:",
-                                         "SLURM_JOB")
+                                         "SLURM_JOB", "export SLURM_JOB",
+                                         "declare -x SLURM_JOB")
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     is_open = never_open
@@ -107,10 +110,11 @@ class SlurmStepMatcher:
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT/NOISE for an srun/slurmstepd line, None for anything else."""
-        if text.startswith("SLURM_JOB"):
+        if text.startswith(("SLURM_JOB", "export SLURM_JOB",
+                                         "declare -x SLURM_JOB")):
             mj = _JOB_ID_VAR.match(text)
             if mj is not None:
-                emit(kind="job_id_banner", job_id=mj.group(1), message=text,
+                emit(kind="job_id_banner", job_id=mj.group(2), message=text,
                      format=self.format)
                 return EVENT
             return None

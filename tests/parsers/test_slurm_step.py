@@ -110,3 +110,18 @@ def test_timezone_applies_to_the_verdict_stamp() -> None:
             " TIME LIMIT ***\n")
     rows, _, _ = parse(JobLogParser, text, PATH, tz=get_tz("Europe/Berlin"))
     assert pick(rows, ("ts",)) == [{"ts": "2024-05-01T10:00:00Z"}]
+
+
+def test_job_id_printed_by_the_script() -> None:
+    """A job's own id as its script prints it: ``env`` / ``set`` (``SLURM_JOB_ID=N``,
+    ``SLURM_JOBID=N``), bash's ``export -p`` (``declare -x NAME="VALUE"``, bash builtins/
+    setattr.c), dash's ``export -p`` (``export NAME='VALUE'``), a Python print (``NAME: N``);
+    not another variable, not a value that is no id."""
+    text = "\n".join([
+        "SLURM_JOB_ID=4101", "SLURM_JOBID=4101", 'declare -x SLURM_JOB_ID="4102"',
+        "export SLURM_JOB_ID='4103'", "SLURM_JOB_ID: 4104", 'export SLURM_JOB_ID="4105',
+        "SLURM_JOB_NAME=train", 'declare -x SLURM_JOB_NODELIST="node[01-02]"',
+    ]) + "\n"
+    rows, _, _ = parse(JobLogParser, text, "logs/train.out")
+    assert [(r["kind"], r["job_id"]) for r in rows] == [("job_id_banner", x) for x in (
+        "4101", "4101", "4102", "4103", "4104")]
