@@ -308,10 +308,11 @@ def _records_cut(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 def ended_unrecorded(ri: RunInputs) -> list[str]:
-    """Attempts with no recorded end that are not the run's last one still running."""
+    """Attempts with no recorded end that ended: not RUNNING by their records (pods of a live
+    Kubernetes job run side by side), nor the run's last one with no state."""
     last = ri.attempts[-1].attempt if ri.attempts else None
     return [a for a, state, _ in ri.open_ends
-            if not (a == last and (state or "RUNNING").upper() == "RUNNING")]
+            if (state or "").upper() != "RUNNING" and not (a == last and not state)]
 
 
 def _open_ends(ri: RunInputs) -> list[dict[str, Any]]:

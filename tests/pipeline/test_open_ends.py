@@ -69,3 +69,16 @@ def test_ended_jobs_without_end_times_leave_tor_undefined(tmp_path: Path) -> Non
     assert "no_end" in _codes(got)
     run = got["runs"][0]
     assert run["tor"] is None and "no end time" in run["tor_undefined"]
+
+
+def test_pods_running_side_by_side_are_not_ended() -> None:
+    """A live Kubernetes job's worker pods all run, none with finishedAt: running, not ended;
+    an attempt with a final state and no end is ended; the last with no state is running."""
+    from pipeline.analyze.decompose import AttemptInput
+    from pipeline.analyze.progress import RunInputs
+    from pipeline.analyze.quality import ended_unrecorded
+
+    ri = RunInputs("r", attempts=[AttemptInput(a, 0.0, 1.0) for a in ("p0", "p1", "p2", "p3")])
+    ri.open_ends = [("p0", "RUNNING", 1.0), ("p1", "FAILED", 1.0), ("p2", "Running", 1.0),
+                    ("p3", None, 1.0)]
+    assert ended_unrecorded(ri) == ["p1"]
