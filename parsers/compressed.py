@@ -62,8 +62,10 @@ def _errors() -> tuple[type[BaseException], ...]:
     return tuple(errs)
 
 
-class Decompressed:
+class Decompressed(utf16.ReadsInto):
     """A decompressing reader (``read``/``readinto``) whose errors become ``CorruptInput``."""
+
+    piece = PIECE
 
     def __init__(self, inner: Any, display: str, kind: str) -> None:
         self.inner, self.display, self.kind = inner, display, kind
@@ -71,16 +73,6 @@ class Decompressed:
         self.errors = _errors()
         self.failed: CorruptInput | None = None
         self.pending = b""  #: bytes read ahead (``open_binary``'s look at the head), given first
-
-    def read(self, n: int = -1) -> bytes:
-        if n is None or n < 0:
-            out = bytearray()
-            while piece := self.read(PIECE):
-                out += piece
-            return bytes(out)
-        b = bytearray(n)
-        got = self.readinto(memoryview(b))
-        return bytes(b[:got])
 
     def readinto(self, b: memoryview) -> int:
         """Fills ``b`` in pieces, so that the data before a damaged spot is returned (the

@@ -67,7 +67,26 @@ def decode_head(head: bytes) -> bytes:
     return bytes(dec.decode(head, final=False).encode("utf-8"))
 
 
-class Transcoded:
+class ReadsInto:
+    """``read`` from a class's ``readinto`` (``piece`` bytes at a time for a whole read)."""
+
+    piece: int = PIECE
+
+    def readinto(self, b: memoryview) -> int:
+        raise NotImplementedError
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            out = bytearray()
+            while piece := self.read(self.piece):
+                out += piece
+            return bytes(out)
+        b = bytearray(n)
+        got = self.readinto(memoryview(b))
+        return bytes(b[:got])
+
+
+class Transcoded(ReadsInto):
     """A reader (``read``/``readinto``) of ``inner``'s UTF-16/32 text as UTF-8 bytes.
 
     ``left`` bounds the bytes read from ``inner`` (a plain file's size when it was opened:
@@ -94,16 +113,6 @@ class Transcoded:
         b[:n] = self._out[:n]
         self._out = self._out[n:]
         return n
-
-    def read(self, n: int = -1) -> bytes:
-        if n is None or n < 0:
-            out = bytearray()
-            while piece := self.read(PIECE):
-                out += piece
-            return bytes(out)
-        b = bytearray(n)
-        got = self.readinto(memoryview(b))
-        return bytes(b[:got])
 
     def fileno(self) -> int:
         return int(self.inner.fileno())
