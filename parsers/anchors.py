@@ -23,6 +23,7 @@ no literal at all gets ``None``: its recogniser must declare anchors itself.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import re._constants as c
 import re._parser as sre
@@ -33,6 +34,7 @@ from typing import Any
 import polars as pl
 
 from parsers import dedupe
+from parsers.relax import TRANSFORMED
 
 #: characters a JSON wrapper (Docker's json-file, ``journalctl -o json``) escapes: a literal
 #: containing one would not be found in the raw line
@@ -173,9 +175,25 @@ class Prefilter:
     literals: set[str] = field(default_factory=set)
     ci_literals: set[str] = field(default_factory=set)
     regexes: set[str] = field(default_factory=set)
+    #: relaxed pattern (``parsers.relax``) -> the literal anchors of its signature: a line
+    #: passes on such an anchor alone only if it matches the relaxed pattern (``confirm``)
+    checked: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def add(self, anchors: Anchors) -> None:
         (self.ci_literals if anchors.ci else self.literals).update(anchors.literals)
+
+    def update(self, other: Prefilter) -> None:
+        self.literals |= other.literals
+        self.ci_literals |= other.ci_literals
+        self.regexes |= other.regexes
+        self.checked.update(other.checked)
+
+    def flat(self) -> Prefilter:
+        """The same test by literals alone: the checked patterns' anchors as literals."""
+        lits = set(self.literals)
+        for anchors in self.checked.values():
+            lits.update(anchors)
+        return Prefilter(lits, set(self.ci_literals), set(self.regexes))
 
     def pattern(self) -> str:
         """The combined Rust-regex alternation (longest literals first)."""
@@ -207,6 +225,16 @@ class CompiledPrefilter:
     regexes tested apart (the ci literals by Aho-Corasick only when they are ASCII)."""
 
     def __init__(self, pf: Prefilter) -> None:
+        #: with checked patterns: the test without their anchors (``base``) and their anchors
+        #: alone (``checked``); a line only ``checked`` passes must also match one of them
+        #: (``confirm``)
+        self.base: CompiledPrefilter | None = None
+        self.checked: CompiledPrefilter | None = None
+        if pf.checked:
+            self.base = Prefilter(pf.literals, pf.ci_literals, pf.regexes).compiled()
+            self.checked = Prefilter({a for v in pf.checked.values() for a in v}).compiled()
+        self.confirm_pattern = "|".join(f"(?:{r})" for r in sorted(pf.checked))
+        pf = pf.flat()
         self.source = pf
         self.pattern = pf.pattern()
         self.py = re.compile(self.pattern)
@@ -279,13 +307,46 @@ class CompiledPrefilter:
         return [e.fill_null(False)]
 
     def mask(self, lines: pl.Series) -> pl.Series:
-        return pl.DataFrame({"l": lines}).select(
-            self.expr(pl.col("l"), len(lines)).alias("m")).to_series()
+        return pl.Series(lines.name, self.mask_np(lines))
 
     def mask_np(self, lines: pl.Series) -> Any:
         import numpy as np
 
-        return np.asarray(self.mask(lines).to_numpy(), dtype=bool)
+        parts = self.split()
+        if parts is None:
+            return np.asarray(pl.DataFrame({"l": lines}).select(
+                self.expr(pl.col("l"), len(lines)).alias("m")).to_series().to_numpy(), bool)
+        col, n = pl.col("l"), len(lines)
+        got = pl.DataFrame({"l": lines}).select(parts[0].expr(col, n).alias("b"),
+                                                parts[1].expr(col, n).alias("c"))
+        return self.confirm(lines, np.asarray(got.get_column("b").to_numpy(), bool),
+                            np.asarray(got.get_column("c").to_numpy(), bool))
+
+    def split(self) -> tuple[CompiledPrefilter, CompiledPrefilter] | None:
+        """``(base, checked)`` when candidates are confirmed (``confirm``), else None (the
+        test is the anchors alone). ``TORMORTEM_CONFIRM=0`` turns the confirmation off (the
+        tests compare both)."""
+        if self.base is None or self.checked is None \
+                or os.environ.get("TORMORTEM_CONFIRM", "1") == "0":
+            return None
+        return self.base, self.checked
+
+    def confirm(self, lines: pl.Series, base: Any, checked: Any) -> Any:
+        """The candidates from ``base`` and ``checked`` (the masks of ``split``'s tests,
+        numpy bool arrays; ``base`` is changed in place and returned): a line only
+        ``checked`` passes is one if it matches a checked pattern, or its message may be
+        rewritten text (``relax.TRANSFORMED``: such a line keeps its anchors' say)."""
+        import numpy as np
+
+        idx = np.flatnonzero(checked & ~base)
+        if idx.size:
+            sub = lines.gather(idx)
+            col = pl.col("l")
+            keep = pl.DataFrame({"l": sub}).select(
+                (col.str.contains(TRANSFORMED) | col.str.contains(self.confirm_pattern))
+                .fill_null(True).alias("k")).to_series()
+            base[idx[np.asarray(keep.to_numpy(), dtype=bool)]] = True
+        return base
 
     @functools.cached_property
     def key_parts(self) -> KeyParts | None:

@@ -62,10 +62,7 @@ def prefilter_of(recognisers: Iterable[Any], claims: bool = True) -> Prefilter:
             pf.literals.update(getattr(r, "CLAIMS", ()))
         extra = getattr(r, "prefilter", None)
         if callable(extra):
-            sub = extra()
-            pf.literals |= sub.literals
-            pf.ci_literals |= sub.ci_literals
-            pf.regexes |= sub.regexes
+            pf.update(extra())
     return pf
 
 

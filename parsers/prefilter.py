@@ -95,7 +95,24 @@ def masks(lines: pl.Series, patterns: dict[str, Pattern],
     repeated line shapes is evaluated once per shape where the pattern allows it
     (``parsers.dedupe``; ``unique``: that decision, if already made); the answers are the
     same."""
-    months_ = month_patterns or {}
+    tests: dict[str, Pattern] = {}
+    split: dict[str, CompiledPrefilter] = {}
+    for k, p in patterns.items():
+        parts = p.split() if isinstance(p, CompiledPrefilter) else None
+        if parts is None:
+            tests[k] = p
+        else:  # a prefilter whose checked anchors' lines are confirmed: both halves
+            assert isinstance(p, CompiledPrefilter)
+            split[k] = p
+            tests[k], tests[k + "\0checked"] = parts
+    out = _masks(lines, tests, month_patterns or {}, unique)
+    for k, p in split.items():
+        out[k] = p.confirm(lines, out[k], out.pop(k + "\0checked"))
+    return out
+
+
+def _masks(lines: pl.Series, patterns: dict[str, Pattern], months_: dict[str, str],
+           unique: dedupe.Unique | str | None) -> dict[str, np.ndarray]:
     u = dedupe.unique_lines(lines) if isinstance(unique, str) else unique
     if u is None:
         return _evaluate(lines, patterns, months_)

@@ -35,6 +35,7 @@ import ahocorasick
 
 from parsers.anchors import Prefilter, required_literals, trie_pattern
 from parsers.base import EVENT, NOISE, Emit, never_open
+from parsers.relax import relaxed
 
 _FIELD = re.compile(r"\{(\w+)\}")
 _TEXT_FIELDS = ("code", "device", "host", "job_id")
@@ -191,9 +192,15 @@ class SignatureMatcher:
         self.table = self.c.table
 
     def prefilter(self) -> Prefilter:
+        """The signatures' anchors; a line that holds only anchors of signatures with a
+        relaxed form (``parsers.relax``) must also match one of those forms."""
         pf = Prefilter()
         for s in self.table:
-            (pf.ci_literals if s.ci else pf.literals).update(s.anchors)
+            rx = None if s.ci else relaxed(s.regex.pattern)
+            if rx is not None:
+                pf.checked[rx] = pf.checked.get(rx, ()) + s.anchors
+            else:
+                (pf.ci_literals if s.ci else pf.literals).update(s.anchors)
         return pf
 
     def _having_anchors(self, text: str) -> list[Signature]:

@@ -114,9 +114,11 @@ print(json.dumps(out))
 '''
 
 
-def _parse_all(files: list[str], source: str, prefilter: str) -> list[object]:
+def _parse_all(files: list[str], source: str, prefilter: str,
+               confirm: str = "1") -> list[object]:
     # every chunk through the vectorised plan, however small (parsers/base.py SMALL_CHUNK)
-    env = dict(os.environ, TORMORTEM_PREFILTER=prefilter, TORMORTEM_SMALL_CHUNK="0")
+    env = dict(os.environ, TORMORTEM_PREFILTER=prefilter, TORMORTEM_SMALL_CHUNK="0",
+               TORMORTEM_CONFIRM=confirm)
     r = subprocess.run([sys.executable, "-c", _RUN, source, *files], env=env, cwd=ROOT,
                        capture_output=True, text=True, check=True)
     return list(json.loads(r.stdout))
