@@ -286,7 +286,7 @@ class SlurmdMessages:
     SIGNAL: ClassVar[tuple[str, ...]] = (
         "oom-kill event", "oom_kill event", "emory limit", "execve(): ", "Unable to register",
         "STEPD TERMINATED", "launch task ", "Launching batch job ", "done with job",
-        "get_exit_code task ", "*** ")
+        "get_exit_code task ", "*** JOB ", "*** STEP ")  # (``_BANNER``'s two openings)
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
