@@ -58,8 +58,10 @@ _NOISE_HINTS = (
 class DeepSpeedMatcher:
     """Recognises DeepSpeed engine lines (see module docstring)."""
 
+    #: `` step=``: ``_STEP`` has a space before it (``[Rank 0] step=``, ``rank:0 step=``);
+    #: ``step=`` alone let every ``global_step=`` / ``train/step=`` print into Python
     SIGNAL: ClassVar[tuple[str, ...]] = (
-        "step=", "SamplesPerSec=", "heckpoint", *_OVERFLOW, *_NOISE_HINTS)
+        " step=", "SamplesPerSec=", "heckpoint", *_OVERFLOW, *_NOISE_HINTS)
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     is_open = never_open
@@ -69,7 +71,7 @@ class DeepSpeedMatcher:
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
         """EVENT/NOISE for a DeepSpeed line, None for anything else."""
         s = text.lstrip()
-        if "step=" in s:
+        if " step=" in s:
             m = _STEP.match(s)
             if m is not None:
                 r = m.group(1) or m.group(2)
