@@ -69,7 +69,8 @@ def _gate(kinds: tuple[type, ...]) -> Gate:
 
     for i, kind in enumerate(kinds):
         bit = 1 << i
-        literals = (*getattr(kind, "SIGNAL", ()), *getattr(kind, "CLAIMS", ()))
+        literals = (*getattr(kind, "SIGNAL", ()), *getattr(kind, "CLAIMS", ()),
+                    *getattr(kind, "CHECKED", {}))
         patterns = getattr(kind, "SIGNAL_RE", ())
         if callable(getattr(kind, "prefilter", None)) or not (literals or patterns) \
                 or "" in literals:

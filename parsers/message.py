@@ -14,7 +14,9 @@ Every recogniser declares ``SIGNAL``: literal anchors (and ``SIGNAL_RE``, Rust-r
 at least one of which is in every line it can claim while it holds no open multi-line block
 (``is_open``). The ingest prefilter (``parsers.anchors``) is built from these declarations and
 from the data signatures' own patterns, so a line without any anchor never reaches Python;
-tests check every recogniser's example lines against it.
+tests check every recogniser's example lines against it. ``CHECKED`` maps a broad anchor to
+the patterns a line holding it must also match to be claimable (parsers/relax.py), when it
+holds no other anchor: the signatures' anchors are checked by their own patterns likewise.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from parsers.kernel_host import HostLines
 from parsers.kernel_nvidia import NvidiaLines
 from parsers.kernel_pci import PciLines
 from parsers.prefilter import enabled as prefilter_enabled
+from parsers.relax import relaxed
 from parsers.timeutil import YearInference
 
 
@@ -57,6 +60,13 @@ def prefilter_of(recognisers: Iterable[Any], claims: bool = True) -> Prefilter:
     pf = Prefilter()
     for r in recognisers:
         pf.literals.update(getattr(r, "SIGNAL", ()))
+        for lit, patterns in getattr(r, "CHECKED", {}).items():
+            rx = [relaxed(x) for x in patterns]
+            if any(x is None for x in rx):  # (cannot be confirmed: a plain anchor)
+                pf.literals.add(lit)
+            else:
+                key = "|".join(f"(?:{x})" for x in rx)
+                pf.checked[key] = (*pf.checked.get(key, ()), lit)
         pf.regexes.update(getattr(r, "SIGNAL_RE", ()))
         if claims:
             pf.literals.update(getattr(r, "CLAIMS", ()))

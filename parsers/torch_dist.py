@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 from parsers.base import EVENT, NOISE, Emit, FileContext
 from parsers.timeutil import TimeError, YearInference, local_to_us, parse_iso
 from parsers.torch_blocks import ElasticTracker, TracebackTracker
-from parsers.torch_errors import classify_error
+from parsers.torch_errors import RDZV, classify_error
 
 _RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?")
 #: c10/util/Logging.cpp prints the date as (month + 1) * 100 + day: [E424 ...] in April
@@ -89,6 +89,14 @@ _KEYWORDS = ("atchdog", "NCCL", "CUDA", "exitcode", "signal", "terminate", "what
              "socket", "frame #", "torch", "NaN", "Exception", "rror", "data inconsistency",
              "Terminating the process")
 _FRAME_CPP = re.compile(r"^frame #\d+: ")
+#: what ``_single`` (and ``classify_error``) can claim in a line whose only keywords are
+#: ``rror`` / ``Error``: every other rule tests a text holding another keyword, which makes
+#: the line a candidate by itself. The prefilter lets a line holding only these two in if it
+#: matches one of them (``TorchDistMatcher.CHECKED``, parsers/relax.py): sshd's ``error:
+#: Received disconnect``, containerd's ``level=error`` stay out of Python
+_ERROR_ONLY = (RDZV.pattern, _C10.pattern, _GLOG.pattern, "Heartbeat monitor timed out",
+               "Timed out initializing process group in store based barrier",
+               *(re.escape(m) for m in (*_NOISE_MARKS, *_ABORT_MARKS)))
 
 
 class TorchDistMatcher:
@@ -97,7 +105,8 @@ class TorchDistMatcher:
     #: every single line it claims contains one of its keywords (``_KEYWORDS``); tracebacks and
     #: ChildFailedError reports start with one and hold the block open (``is_open``)
     SIGNAL: ClassVar[tuple[str, ...]] = (
-        *(k for k in _KEYWORDS if k != "NCCL"), "Traceback (most recent call last)",
+        *(k for k in _KEYWORDS if k not in ("NCCL", "rror", "Error")),
+        "Traceback (most recent call last)",
         "ChildFailedError", "NCCL error", "NCCL communicator", "Some NCCL operations",
         "ProcessGroupNCCL",
         "Timeout at NCCL work", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
@@ -107,6 +116,8 @@ class TorchDistMatcher:
     #: SIGNAL so NCCL's INFO flood stays out of Python) but no known error. Without one of the
     #: keywords ``_single`` returns None, so a glog line without "NCCL" (kubelet's, say) need
     #: not be a candidate: its other keywords are in SIGNAL.
+    #: keywords whose lines must also match one of their patterns (see ``_ERROR_ONLY``)
+    CHECKED: ClassVar[dict[str, tuple[str, ...]]] = {"rror": _ERROR_ONLY, "Error": _ERROR_ONLY}
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
         r"\[[FEWIV](?:\d{3,4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]+:\d+\] .*NCCL",
         r"\[[FEWIV](?:\d{3,4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]*NCCL[^\]\s]*:\d+\] ",

@@ -48,6 +48,7 @@ _NCCL_STRINGS = (
 _ABORTED = re.compile(r"NCCL communicator was aborted on rank (\d+)")
 _RDZV = re.compile(r"\b(DistNetworkError|DistStoreError|Rendezvous(?:Timeout|Connection|Closed|"
                    r"State|Graceful\w*)?Error)\b")
+RDZV = _RDZV  #: (parsers/torch_dist.py confirms its keyword lines with it)
 _NAN = re.compile(r"(?:Rank (?P<rank>\d+): )?found NaN in local grad norm"
                   r"(?:.*?Device: (?P<dev>\d+), node: (?P<node>[^\s,)]+))?")
 

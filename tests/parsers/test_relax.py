@@ -164,3 +164,36 @@ def test_confirmed_candidates_change_nothing(tmp_path: Path, source: str) -> Non
     assert sum(flat) - int(confirmed.sum()) > 100  # the test holds lines confirmed away
     off, on = _parse_all(files, source, "1", confirm="0"), _parse_all(files, source, "1")
     assert [a[0] for a, b in zip(off, on, strict=True) if a != b] == []
+
+
+# Lines whose only TorchDistMatcher keywords are 'rror' / 'Error' (TorchDistMatcher.CHECKED).
+_ERROR_ONLY_LINES = [
+    # kubernetes pkg/kubelet/pod_workers.go (klog.ErrorS): glog-prefixed, claimed as noise
+    'E0501 00:02:26.239508    2251 pod_workers.go:1298] "Error syncing pod, skipping" '
+    'err="failed to \\"StartContainer\\" for \\"trainer\\" with CrashLoopBackOff" '
+    'pod="default/llama-0"',
+    # torch/distributed/elastic/rendezvous (RendezvousTimeoutError), c10d DistNetworkError
+    "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+    "torch.distributed.DistNetworkError: Connection reset by peer",
+    # the same class as a trainer's own ``log.error(repr(e))`` prints it (Python's repr)
+    "ERROR:train:RendezvousTimeoutError()",
+    # c10/util/Logging.cpp prefix (ProcessGroupGloo.cpp monitoredBarrier)
+    "[E ProcessGroupGloo.cpp:138] Rank 1 successfully reached monitoredBarrier, but received "
+    "errors while waiting for send/recv from rank 0.",
+    # openssh sshd.c; containerd's logrus line; systemd: claimed by none
+    "error: kex_exchange_identification: Connection closed by remote host",
+    'time="2024-05-01T00:00:01.000000000Z" level=error msg="failed to delete dangling shim"',
+    "Error: Could not resolve host: mirror.example.org",
+]
+
+
+def test_error_only_lines_claimed_per_line_pass_the_prefilter() -> None:
+    """Every such line TorchDistMatcher claims (fresh, as at the start of a file) passes
+    the prefilter; the sshd / containerd / curl-like ones it does not claim are kept out."""
+    from parsers.torch_dist import TorchDistMatcher
+
+    mask = global_prefilter(claims=False).mask_np(pl.Series(_ERROR_ONLY_LINES))
+    claimed = [TorchDistMatcher().match(x, 1, lambda **kw: None) is not None
+               for x in _ERROR_ONLY_LINES]
+    assert claimed[:5] == [True] * 5 and claimed[5:] == [False] * 3
+    assert list(mask) == claimed
