@@ -16,7 +16,7 @@ Modules: ``run`` (``ingest()``), ``sink`` (the Parquet writers, the view ``event
 classification, streamed as records), ``dedup`` (duplicate content and corrupt compressed
 files, before parsing), ``outputs`` (atomic, locked output folders with ``manifest.json``; the
 CLI writes through it, and ``report``/``fit``/``plan`` read through it), and ``sql/``
-(``events_anchored``, ``classified_events``).
+(``events_boots``, ``events_anchored``, ``classified_events``).
 
 May import: ``parsers`` and ``pipeline.units``.
 """

@@ -72,3 +72,36 @@ def test_raw_dmesg_without_boot_time_is_said(tmp_path: Path) -> None:
     got = _analyze(logs, tmp_path / "a")
     w = [w for w in got["warnings"] if w["code"] == "untimed_evidence"]
     assert len(w) == 1 and "gpu_hardware" in w[0]["message"]
+
+
+def test_uptime_only_lines_are_anchored_in_order_part_by_part(tmp_path: Path,
+                                                               monkeypatch: Any) -> None:
+    """Raw ``dmesg`` lines of a host whose syslog gives its boot (``kernel: [uptime]`` behind
+    an RFC 3339 stamp, rsyslog's RSYSLOG_FileFormat) get ts = boot + uptime, flag
+    ``uptime_anchored``; every other row keeps its time, and the rows keep their order when
+    events.parquet is rewritten a few rows at a time (``ANCHOR_ROWS``)."""
+    import polars as pl
+
+    from pipeline.ingest import run as ingest_run
+
+    monkeypatch.setattr(ingest_run, "ANCHOR_ROWS", 3)
+    node = tmp_path / "logs" / "nodes" / "node007"
+    node.mkdir(parents=True)
+    xid = "NVRM: Xid (PCI:0000:3b:00): {}, pid=1234, GPU has fallen off the bus."
+    # booted at 2024-03-01T11:40:00Z: 1200.5 s of uptime at 12:00:00.5
+    (node / "kern.log").write_text("".join(
+        f"2024-03-01T12:{m:02d}:00.500000+00:00 node007 kernel: [ {1200.5 + 60 * m:.6f}] "
+        + xid.format(79) + "\n" for m in range(4)))
+    (node / "dmesg.log").write_text("".join(
+        f"[ {3000.25 + i:.6f}] " + xid.format(48) + "\n" for i in range(5)))
+    ingest(expand_inputs([str(tmp_path / "logs")]), tmp_path / "out")
+    ev = pl.read_parquet(tmp_path / "out" / "events.parquet")
+    dm = ev.filter(pl.col("file").str.ends_with("dmesg.log"))
+    assert dm["ts_flag"].to_list() == ["uptime_anchored"] * 5
+    assert dm["line_no"].to_list() == [1, 2, 3, 4, 5]
+    boot = datetime(2024, 3, 1, 11, 40).timestamp()
+    want = [boot + 3000.25 + i for i in range(5)]
+    assert [t.timestamp() for t in dm["ts"]] == want
+    kern = ev.filter(pl.col("file").str.ends_with("kern.log"))
+    assert kern["ts_flag"].to_list() == ["exact"] * 4
+    assert [t.minute for t in kern["ts"]] == [0, 1, 2, 3]
