@@ -65,8 +65,16 @@ BLOCK_LINES = 6  #: a state block's Reason / Exit Code come within this many lin
 class K8sText:
     """Recogniser for Kubernetes text pastes (see module docstring)."""
 
-    SIGNAL: ClassVar[tuple[str, ...]] = ("Normal ", "Warning ", "Reason:", "State:",
-                                         "Exit Code:", "Message:", "Status:")
+    SIGNAL: ClassVar[tuple[str, ...]] = ()
+    #: its words, and what ``match`` claims in a line holding them (a superset: ``_REASON``
+    #: and ``_EXIT`` claim only after a state; ``_expire`` works by line distance, so a
+    #: line it is not asked about changes nothing): ``syncPowerState:`` or ``Status: ok``
+    #: in another program's line stays out of Python (parsers/relax.py)
+    CHECKED: ClassVar[dict[str, tuple[str, ...]]] = {
+        **dict.fromkeys(("Normal ", "Warning "), (_EVENT_ROW.pattern,)),
+        **dict.fromkeys(("Reason:", "State:", "Exit Code:", "Message:", "Status:"), (
+            _STATE.pattern, _REASON.pattern, _EXIT.pattern, _MESSAGE.pattern,
+            _POD_STATUS.pattern))}
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
         r"\s\d+/\d+\s+(?:" + "|".join(re.escape(s) for s in _TROUBLE) + r")\s",)
 

@@ -90,13 +90,17 @@ _KEYWORDS = ("atchdog", "NCCL", "CUDA", "exitcode", "signal", "terminate", "what
              "Terminating the process")
 _FRAME_CPP = re.compile(r"^frame #\d+: ")
 #: what ``_single`` (and ``classify_error``) can claim in a line whose only keywords are
-#: ``rror`` / ``Error``: every other rule tests a text holding another keyword, which makes
-#: the line a candidate by itself. The prefilter lets a line holding only these two in if it
-#: matches one of them (``TorchDistMatcher.CHECKED``, parsers/relax.py): sshd's ``error:
-#: Received disconnect``, containerd's ``level=error`` stay out of Python
-_ERROR_ONLY = (RDZV.pattern, _C10.pattern, _GLOG.pattern, "Heartbeat monitor timed out",
-               "Timed out initializing process group in store based barrier",
-               *(re.escape(m) for m in (*_NOISE_MARKS, *_ABORT_MARKS)))
+#: ``rror``, ``Error``, ``socket`` or ``signal``: every other rule tests a text holding
+#: another keyword, which makes the line a candidate by itself. The prefilter lets a line
+#: holding only these in if it matches one of them (``TorchDistMatcher.CHECKED``,
+#: parsers/relax.py): sshd's ``error: Received disconnect``, containerd's ``level=error``,
+#: the kernel's ``initializing netlink socket`` stay out of Python
+_KEYWORD_ONLY = (
+    RDZV.pattern, _C10.pattern, _GLOG.pattern, "Heartbeat monitor timed out",
+    "Timed out initializing process group in store based barrier",
+    *(re.escape(m) for m in (*_NOISE_MARKS, *_ABORT_MARKS, _DUMP_SIGNAL)),
+    _C10D_SOCKET.pattern, "server socket has failed to listen", _TEARDOWN.pattern,
+    _DEATH.pattern)
 
 
 class TorchDistMatcher:
@@ -105,7 +109,7 @@ class TorchDistMatcher:
     #: every single line it claims contains one of its keywords (``_KEYWORDS``); tracebacks and
     #: ChildFailedError reports start with one and hold the block open (``is_open``)
     SIGNAL: ClassVar[tuple[str, ...]] = (
-        *(k for k in _KEYWORDS if k not in ("NCCL", "rror", "Error")),
+        *(k for k in _KEYWORDS if k not in ("NCCL", "rror", "Error", "socket", "signal")),
         "Traceback (most recent call last)",
         "ChildFailedError", "NCCL error", "NCCL communicator", "Some NCCL operations",
         "ProcessGroupNCCL",
@@ -117,7 +121,8 @@ class TorchDistMatcher:
     #: keywords ``_single`` returns None, so a glog line without "NCCL" (kubelet's, say) need
     #: not be a candidate: its other keywords are in SIGNAL.
     #: keywords whose lines must also match one of their patterns (see ``_ERROR_ONLY``)
-    CHECKED: ClassVar[dict[str, tuple[str, ...]]] = {"rror": _ERROR_ONLY, "Error": _ERROR_ONLY}
+    CHECKED: ClassVar[dict[str, tuple[str, ...]]] = dict.fromkeys(
+        ("rror", "Error", "socket", "signal"), _KEYWORD_ONLY)
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
         r"\[[FEWIV](?:\d{3,4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]+:\d+\] .*NCCL",
         r"\[[FEWIV](?:\d{3,4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]*NCCL[^\]\s]*:\d+\] ",

@@ -166,7 +166,7 @@ def test_confirmed_candidates_change_nothing(tmp_path: Path, source: str) -> Non
     assert [a[0] for a, b in zip(off, on, strict=True) if a != b] == []
 
 
-# Lines whose only TorchDistMatcher keywords are 'rror' / 'Error' (TorchDistMatcher.CHECKED).
+# Lines whose only TorchDistMatcher keywords are checked ones (TorchDistMatcher.CHECKED).
 _ERROR_ONLY_LINES = [
     # kubernetes pkg/kubelet/pod_workers.go (klog.ErrorS): glog-prefixed, claimed as noise
     'E0501 00:02:26.239508    2251 pod_workers.go:1298] "Error syncing pod, skipping" '
@@ -177,6 +177,12 @@ _ERROR_ONLY_LINES = [
     "torch.distributed.DistNetworkError: Connection reset by peer",
     # the same class as a trainer's own ``log.error(repr(e))`` prints it (Python's repr)
     "ERROR:train:RendezvousTimeoutError()",
+    # torch/distributed/elastic/multiprocessing/api.py; c10d socket.cpp (torch 2.2+)
+    "Sending process 41277 closing signal SIGTERM",
+    "[W socket.cpp:663] [c10d] The client socket has timed out after 900s while trying to "
+    "connect to (node-0, 29500).",
+    "RuntimeError: The server socket has failed to listen on any local network address. The "
+    "server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
     # c10/util/Logging.cpp prefix (ProcessGroupGloo.cpp monitoredBarrier)
     "[E ProcessGroupGloo.cpp:138] Rank 1 successfully reached monitoredBarrier, but received "
     "errors while waiting for send/recv from rank 0.",
@@ -184,6 +190,9 @@ _ERROR_ONLY_LINES = [
     "error: kex_exchange_identification: Connection closed by remote host",
     'time="2024-05-01T00:00:01.000000000Z" level=error msg="failed to delete dangling shim"',
     "Error: Could not resolve host: mirror.example.org",
+    # the kernel's audit init and openssh's sshd on SIGTERM (loghub Linux_2k.log)
+    "audit: initializing netlink socket (disabled)",
+    "Received signal 15; terminating.",
 ]
 
 
@@ -195,5 +204,35 @@ def test_error_only_lines_claimed_per_line_pass_the_prefilter() -> None:
     mask = global_prefilter(claims=False).mask_np(pl.Series(_ERROR_ONLY_LINES))
     claimed = [TorchDistMatcher().match(x, 1, lambda **kw: None) is not None
                for x in _ERROR_ONLY_LINES]
-    assert claimed[:5] == [True] * 5 and claimed[5:] == [False] * 3
+    assert claimed[:8] == [True] * 8 and claimed[8:] == [False] * 5
     assert list(mask) == claimed
+
+
+# kubectl's describe / get events wording (kubernetes/kubectl describe.go, printers.go) and
+# other programs' lines with the same words (logpai/loghub Mac_2k.log: syncPowerState:)
+_K8S_WORD_LINES = [
+    ("    State:          Terminated", True),
+    ("      Reason:       Evicted", True),
+    ("      Exit Code:    137", False),  # claimed only under a Terminated state
+    ("  Message:  The node was low on resource: memory.", False),  # under an eviction
+    ("Status:           Failed", True),
+    ("  Warning  BackOff  2m (x25 over 10m)  kubelet  Back-off restarting failed container",
+     True),
+    ("5m          Normal    Scheduled   pod/trainer-0   Successfully assigned default/trainer-0",
+     True),
+    ("kernel[0]: AppleBCM5701Ethernet _Brcm43xx::syncPowerState: WWEN[enabled]", False),
+    ("Warning: Permanently added 'node7' (ED25519) to the list of known hosts.", False),
+]
+
+
+def test_k8s_word_lines_claimed_per_line_pass_the_prefilter() -> None:
+    """A line K8sText claims (fresh) passes the prefilter; the other programs' lines with
+    ``State:`` or ``Warning`` do not (``K8sText.CHECKED``)."""
+    from parsers.k8s_text import K8sText
+
+    lines = [x for x, _ in _K8S_WORD_LINES]
+    mask = global_prefilter(claims=False).mask_np(pl.Series(lines))
+    claimed = [K8sText().match(x, 1, lambda **kw: None) is not None for x in lines]
+    assert claimed == [c for _, c in _K8S_WORD_LINES]
+    assert all(m for m, c in zip(mask, claimed, strict=True) if c)
+    assert not mask[-1] and not mask[-2]
