@@ -175,8 +175,9 @@ class Prefilter:
     literals: set[str] = field(default_factory=set)
     ci_literals: set[str] = field(default_factory=set)
     regexes: set[str] = field(default_factory=set)
-    #: relaxed pattern (``parsers.relax``) -> the literal anchors of its signature: a line
-    #: passes on such an anchor alone only if it matches the relaxed pattern (``confirm``)
+    #: relaxed pattern (``parsers.relax``) -> the literal anchors of its signature (or of a
+    #: recogniser's ``CHECKED`` entry): a line that holds no other anchor passes only if it
+    #: matches one of the relaxed patterns (``CompiledPrefilter.confirm``)
     checked: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def add(self, anchors: Anchors) -> None:
