@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
-import itertools
 import json
 import os
 from collections import deque
@@ -34,6 +32,7 @@ from parsers.filecheck import (
     unparsed_lines,
     with_notes,
 )
+from parsers.heap import release_free_memory
 from parsers.reader import (
     CHUNK_BYTES,
     CorruptInput,
@@ -172,34 +171,6 @@ def _prepared_chunks(parser: LineParser, path: Path | InputFile, chunk_bytes: in
         chunks.close()  # stops the reader thread if the caller gave up early
 
 
-def _malloc_trim() -> Callable[[int], object] | None:
-    """glibc's ``malloc_trim`` (None elsewhere: musl, macOS)."""
-    try:
-        trim: Callable[[int], object] = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # pragma: no cover - not glibc
-        return None
-    return trim
-
-
-_TRIM = _malloc_trim()
-#: chunks between two ``malloc_trim`` calls
-TRIM_EVERY = 8
-_chunks = itertools.count(1)
-
-
-def _release_free_memory() -> None:
-    """Every ``TRIM_EVERY`` chunks, hand the C heap's free pages back to the system.
-
-    The threads that read, plan and parse a chunk each allocate from their own glibc arena,
-    and the memory a chunk's buffers leave free stays in them, scattered: a 10 GiB healthy
-    syslog's ingest grew from 298 to 411 MiB of RSS (peak 438) though nothing stayed
-    allocated (tracemalloc: no Python object grows; the parser alone, in one process,
-    stayed at 265-289 MiB). ``malloc_trim(0)`` every 8 chunks (~2 ms a call): RSS
-    291-326 MiB, peak 355, no slower (58.9 s against 60.6)."""
-    if _TRIM is not None and next(_chunks) % TRIM_EVERY == 0:
-        _TRIM(0)
-
-
 def _done(prepare: Callable[[pl.Series], Any], lines: pl.Series) -> Future[Any]:
     """``prepare(lines)`` run now, as a finished future: an error it raises comes out when
     that chunk's turn comes, as from the helper thread, not before the chunks ahead of it."""
@@ -268,7 +239,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         p = ready.parser
         p.parse_chunk(ready.lines, 1, ready.prepared)
         _drain(p, on_events, on_records, on_progress)
-        _release_free_memory()
+        release_free_memory()
         p.finish()
         _drain(p, on_events, on_records, on_progress)
         return FileResult(f.display, p.name, "line", p.acct, max(ready.nbytes, stats.bytes),
@@ -312,7 +283,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
             parser.parse_chunk(lines, first, prep)
             nbytes += n
             _drain(parser, on_events, on_records, on_progress)
-            _release_free_memory()
+            release_free_memory()
     except CorruptInput as e:  # the lines before the damage are kept, the rest is named lost
         note = "; ".join(x for x in (f"quarantined after {e.after:,} bytes: {e.why} "
                                      "(the rest is lost)", note) if x)
