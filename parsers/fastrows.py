@@ -21,7 +21,9 @@ per-line rows are converted with ``RowSink.drain``'s own code (so coercion is th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta, timezone, tzinfo
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -199,3 +201,12 @@ def from_buffer(lines: pl.Series) -> np.ndarray | None:
     if short.size:
         ok[short] = np.asarray(lines.gather(short).str.contains(PRINTABLE).to_numpy(), bool)
     return ok
+
+
+def parse_marked(p: Any, parse: Callable[[str, int], int], text: str, line_no: int) -> int:
+    """``parse(text, line_no)`` in a chunk with preset lines (``joblog_preset.with_preset``):
+    the line marked as read per line, and ``p._last_ts`` after it kept (``p._states``)."""
+    p._marks.mark(line_no)
+    st = parse(text, line_no)
+    p._states.append(p._last_ts)
+    return st

@@ -28,7 +28,6 @@ part is, UNPARSED if any non-progress-bar part is unrecognised, NOISE otherwise.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, ClassVar
 
@@ -43,6 +42,7 @@ from parsers import (
     joblog_preset,
     joblog_sniff,
     prefilter,
+    sigrows,
 )
 from parsers.base import (
     EVENT,
@@ -59,12 +59,14 @@ from parsers.deepspeed import DeepSpeedMatcher
 from parsers.hf_trainer import TQDM, HfTrainerMatcher
 from parsers.joblog_fast import FastIterations, megatron_iterations
 from parsers.joblog_frame import NO_TS
+from parsers.joblog_plan import Prepared
 from parsers.joblog_prefix import Prefix, split_prefix
-from parsers.joblog_preset import TqdmRows, tqdm_lines
 from parsers.joblog_preset import strip_ansi as _strip_ansi
+from parsers.joblog_preset import tqdm_lines
 from parsers.megatron import MegatronMatcher
 from parsers.message import Fallback, peeled_fields
 from parsers.nccl import NcclMatcher
+from parsers.sigrows import SigPrefix, sig_chunk, sig_rows
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
 
@@ -72,26 +74,6 @@ _OWN = ("exact", "assumed_tz")
 #: a tqdm bar (``{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]``)
 #: with more text glued behind its closing bracket (transformers#15401, DeepSpeed#1054)
 _BAR_GLUED = re.compile(r"\d{1,3}%\|[^|]*\| *[\d.]+[kMGT]?/[\d.]+[kMGT]? \[[^\]]*\](?=\S)")
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """What ``JobLogParser.prepare`` computes a chunk ahead: the fast path's iteration rows,
-    the other lines' indices and their prefilter plan (None when the prefilter is off or the
-    fast path found nothing)."""
-
-    fast: FastIterations | None
-    rest: np.ndarray | None = None
-    plan: prefilter.ChunkPlan | None = None
-    tqdm: TqdmRows | None = None  #: bar / loss-dict lines (chunks without iteration lines)
-    #: the plan of the whole chunk (chunks without iteration lines; with tqdm lines, its
-    #: masks only for the lines those leave: ``joblog_plan.plan_except``)
-    whole: prefilter.ChunkPlan | None = None
-    #: ``joblog_frame.fast_prefix`` of the iteration lines (ts, flag, rank, keep)
-    prefix: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
-    #: the plan of a chunk whose iteration lines all stand behind kubectl's stamp
-    #: (``joblog_plan.plan_except`` of them, for ``joblog_preset.kube_chunk``)
-    kube: prefilter.ChunkPlan | None = None
 
 
 class JobLogParser(LineParser):
@@ -190,10 +172,7 @@ class JobLogParser(LineParser):
         """Status of one line (prefixes stripped, matchers in order; ``\\r`` split)."""
         if self._marks is None:
             return self._parse_line(text, line_no)
-        self._marks.mark(line_no)
-        st = self._parse_line(text, line_no)
-        self._states.append(self._last_ts)
-        return st
+        return fastrows.parse_marked(self, self._parse_line, text, line_no)
 
     def _parse_line(self, text: str, line_no: int) -> int:
         if "\r" not in text:
@@ -295,8 +274,11 @@ class JobLogParser(LineParser):
             if len(lines) < SMALL_CHUNK:
                 return Prepared(fast)
             tqdm = tqdm_lines(lines)
-            return Prepared(fast, tqdm=tqdm, whole=joblog_plan.plan(lines) if tqdm is None
-                            else joblog_plan.plan_except(lines, tqdm.lines))
+            if tqdm is not None:
+                return Prepared(fast, tqdm=tqdm,
+                                whole=joblog_plan.plan_except(lines, tqdm.lines))
+            whole = joblog_plan.plan(lines)
+            return Prepared(fast, whole=whole, sig=sig_rows(self, lines, whole))
         taken = np.zeros(len(lines), bool)
         taken[fast.rows] = True
         rest = np.flatnonzero(~taken)
@@ -326,6 +308,8 @@ class JobLogParser(LineParser):
         if fast is None or len(fast.rows) == 0:
             if prep.tqdm is not None:
                 joblog_preset.tqdm_chunk(self, lines, first_line_no, prep.tqdm, prep.whole)
+            elif prep.sig is not None and prep.whole is not None:
+                sig_chunk(self, lines, first_line_no, prep.sig, prep.whole)
             else:
                 super().parse_chunk(lines, first_line_no,
                                     NOT_PREPARED if prep.whole is None else prep.whole)
@@ -436,6 +420,18 @@ class JobLogParser(LineParser):
 
     def is_open(self) -> bool:
         return any(m.is_open() for m in self.matchers) or self.fallback.is_open()
+
+    # -- for parsers.sigrows ----------------------------------------------------------------
+    def stamp_of(self, text: str) -> int | None:
+        """What ``set_context`` would set ``_last_ts`` to (None: the line has no stamp)."""
+        return joblog_preset.stamp_of(self, text)
+
+    def sig_prefix(self, line: str) -> SigPrefix | None:
+        return sigrows.joblog_prefix(self, line)
+
+    def sig_constants(self) -> dict[str, str | None]:
+        return {"host": self._path_host, "host_from": self._path_host_from,
+                "job_id": self.ctx.job_hint}
 
 
 PARSERS = [JobLogParser]

@@ -10,11 +10,16 @@ thing the plan could do (nccl-info, 8 MiB: 35 -> 23 ms)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
 from parsers import dedupe, prefilter
+from parsers.joblog_fast import FastIterations
+from parsers.joblog_preset import TqdmRows
 from parsers.message import global_prefilter
+from parsers.sigrows import SigRows
 
 # The job-output prefixes split_prefix peels, as one vectorised (Rust regex) test:
 V_PREFIX = (r"(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?"
@@ -90,3 +95,26 @@ def _candidates(lines: pl.Series, nccl: np.ndarray) -> np.ndarray:
         idx = np.flatnonzero(sub)
         cand[idx] = global_prefilter(claims=claims).mask_np(lines.gather(idx))
     return cand
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What ``JobLogParser.prepare`` computes a chunk ahead: the fast path's iteration rows,
+    the other lines' indices and their prefilter plan (None when the prefilter is off or the
+    fast path found nothing)."""
+
+    fast: FastIterations | None
+    rest: np.ndarray | None = None
+    plan: prefilter.ChunkPlan | None = None
+    tqdm: TqdmRows | None = None  #: bar / loss-dict lines (chunks without iteration lines)
+    #: the plan of the whole chunk (chunks without iteration lines; with tqdm lines, its
+    #: masks only for the lines those leave: ``joblog_plan.plan_except``)
+    whole: prefilter.ChunkPlan | None = None
+    #: ``joblog_frame.fast_prefix`` of the iteration lines (ts, flag, rank, keep)
+    prefix: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    #: the plan of a chunk whose iteration lines all stand behind kubectl's stamp
+    #: (``joblog_plan.plan_except`` of them, for ``joblog_preset.kube_chunk``)
+    kube: prefilter.ChunkPlan | None = None
+    #: progress lines a data signature recognises (``joblog_sigrows``; chunks without
+    #: iteration or tqdm lines)
+    sig: SigRows | None = None

@@ -271,7 +271,8 @@ def tqdm_chunk(p: JobLogParser, lines: pl.Series, first: int, t: TqdmRows,
 def _inherited(p: JobLogParser, lines: pl.Series, first: int, plan: prefilter.ChunkPlan,
                fast: np.ndarray, marks: fastrows.Marks, states: list[int | None],
                start: int | None) -> np.ndarray:
-    """``_last_ts`` as the per-line path has it at each fast line (``NO_TS``: none):
+    """``_last_ts`` as the per-line path has it at each fast line (``NO_TS``: none; ``p``:
+    a JobLogParser, or a TextParser for ``parsers.sigrows``):
     the state after the last line read per line before it, unless a stamped context line
     Python did not read comes after that one (then that line's stamp)."""
     parsed = np.asarray(marks.parsed, np.int64) - first
@@ -294,7 +295,7 @@ def _inherited(p: JobLogParser, lines: pl.Series, first: int, plan: prefilter.Ch
         if c not in memo:
             k, got = c, None
             while k >= 0 and ctx[k] > b and got is None:
-                got = stamp_of(p, str(lines[int(ctx[k])]))
+                got = p.stamp_of(str(lines[int(ctx[k])]))
                 k -= 1
             memo[c] = got
         got = memo[c]

@@ -61,6 +61,8 @@ class KlogParser(TextParser):
         "are irrelevant")
 
     MAX_SCORE: ClassVar[int] = 60
+    #: its unclaimed INFO lines are NOISE: not the text dialect's accounting
+    SIG_ROWS: ClassVar[bool] = False
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:

@@ -40,9 +40,11 @@ PROGRESS = pa.schema([
 
 def make(ts: np.ndarray, ts_null: np.ndarray, flag: np.ndarray, rank: np.ndarray,
          iteration: np.ndarray, value: np.ndarray, line_no: np.ndarray,
-         const: dict[str, str | None]) -> pa.RecordBatch:
+         const: dict[str, str | None], value_null: np.ndarray | None = None
+         ) -> pa.RecordBatch:
     """A PROGRESS batch: ts in UTC epoch microseconds (``ts_null`` marks unknown), flag codes
-    (index into FLAG_NAMES), rank (negative: unknown), and the per-batch constants."""
+    (index into FLAG_NAMES), rank (negative: unknown), value (``value_null`` marks none),
+    and the per-batch constants."""
     def masked(values: np.ndarray, typ: pa.DataType, null: np.ndarray) -> pa.Array:
         return pa.array(values, typ, mask=null if null.any() else None)
 
@@ -51,7 +53,8 @@ def make(ts: np.ndarray, ts_null: np.ndarray, flag: np.ndarray, rank: np.ndarray
         pa.array(flag.astype(np.int8), pa.int8()),
         masked(rank.astype(np.int32), pa.int32(), rank < 0),
         pa.array(iteration, pa.int64()),
-        pa.array(value, pa.float64()),
+        pa.array(value, pa.float64()) if value_null is None
+        else masked(value, pa.float64(), value_null),
         pa.array(line_no, pa.int64()),
     ]
     meta = {META_KEY: json.dumps({k: const[k] for k in CONST}).encode()}

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from parsers import base, dedupe, prefilter
+from parsers import base, dedupe, fastrows, prefilter, sigrows
 from parsers.base import EVENT, NOISE, UNPARSED, Emit, FileContext, LineParser
 from parsers.message import Fallback, global_prefilter, peeled_fields
 from parsers.prefix import Peeled, peel, strip_ansi
@@ -35,6 +35,8 @@ class TextParser(LineParser):
         self.fallback = Fallback(ctx)
         self._last_ts: int | None = None
         self._last_flag = "missing"
+        self._marks: fastrows.Marks | None = None  #: lines read per line (``sigrows``)
+        self._states: list[int | None] = []  #: ``_last_ts`` after each of them
 
     MAX_SCORE: ClassVar[int] = 1
 
@@ -42,7 +44,15 @@ class TextParser(LineParser):
     def sniff(cls, head: str, path: str) -> int:
         return 1  # only when nothing else claims the file (registry.detect's fallback)
 
+    #: progress lines a signature recognises are read per chunk (``parsers.sigrows``)
+    SIG_ROWS: ClassVar[bool] = True
+
     def parse_line(self, text: str, line_no: int) -> int:
+        if self._marks is None:
+            return self._parse_line(text, line_no)
+        return fastrows.parse_marked(self, self._parse_line, text, line_no)
+
+    def _parse_line(self, text: str, line_no: int) -> int:
         if not text.strip():
             return NOISE
         if "\r" in text:  # tqdm redraws, several bars glued: every part is judged
@@ -65,8 +75,12 @@ class TextParser(LineParser):
         def emit(**fields: Any) -> None:
             f = {k: v for k, v in fields.items() if v is not None}
             fb, fbf = f.pop("ts_fallback", None), f.pop("ts_fallback_flag", None)
-            row: dict[str, Any] = {"ts": ts, "ts_flag": flag, "line_no": line_no,
-                                   "message": text_of(f, p), **own}
+            row: dict[str, Any] = {"ts": ts, "ts_flag": flag, "line_no": line_no, **own}
+            # progress rows keep no copy of their text, as in a job log (parsers/joblog.py)
+            if f.get("kind") not in ("iteration", "progress_bar"):
+                row["message"] = text_of(f, p)
+            else:
+                f.pop("message", None)
             if p.ts is None and fb is not None:
                 row["ts"], row["ts_flag"] = fb, fbf or "assumed_tz"
             if f.get("host") == "":
@@ -85,6 +99,25 @@ class TextParser(LineParser):
         self.fallback.finish(self._emitter(Peeled(), 0))
 
     # -- the prefiltered path (parsers/prefilter.py) ----------------------------------------
+    def parse_chunk(self, lines: pl.Series, first_line_no: int,
+                    prepared: Any = base.NOT_PREPARED) -> None:
+        """The prefilter's plan, with the progress lines a signature recognises read per
+        chunk (``parsers.sigrows``)."""
+        if not self.SIG_ROWS or len(lines) < base.SMALL_CHUNK:
+            super().parse_chunk(lines, first_line_no, prepared)
+            return
+        self.premasks = None if prepared is base.NOT_PREPARED else prepared
+        plan = self.vector_plan(lines)
+        self.premasks = None
+        if plan is None:
+            super().parse_chunk(lines, first_line_no)
+            return
+        rows = sigrows.sig_rows(self, lines, plan)
+        if rows is None:
+            self.parse_planned(lines, first_line_no, plan)
+        else:
+            sigrows.sig_chunk(self, lines, first_line_no, rows, plan)
+
     def vector_plan(self, lines: pl.Series) -> prefilter.ChunkPlan | None:
         """Candidates: lines with an anchor of any recogniser; the rest are NOISE if blank,
         else UNPARSED. Stamped lines are the context of the unstamped ones after them."""
@@ -106,12 +139,25 @@ class TextParser(LineParser):
         return _masks(lines)
 
     def set_context(self, text: str, line_no: int) -> bool:
+        ts = self.stamp_of(text)
+        if ts is None:
+            return False
+        self._last_ts, self._last_flag = ts, "inherited"
+        return True
+
+    def stamp_of(self, text: str) -> int | None:
+        """The stamp ``set_context`` would take from ``text`` (None: none)."""
         for part in reversed(text.split("\r")):
             p = peel(strip_ansi(part), self.ctx.tz, self.fallback.years)
             if p.ts is not None:
-                self._last_ts, self._last_flag = p.ts, "inherited"
-                return True
-        return False
+                return p.ts
+        return None
+
+    def sig_prefix(self, line: str) -> sigrows.SigPrefix | None:
+        return sigrows.text_prefix(self, line)
+
+    def sig_constants(self) -> dict[str, str | None]:
+        return {**self.host_fields(None), "job_id": None}
 
     def pin_year(self, year: int | None) -> None:
         self.fallback.years.pinned = year
