@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -64,15 +65,25 @@ def _before_handler(frame: str) -> bool:
     return bool(m) and Path(m[1]).resolve() == _CLI_INIT and int(m[2]) < _HANDLER_LINE
 
 
+_STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
+
+
+def _in_stdlib(frame: str) -> bool:
+    """A frame of Python's own library (``import signal`` builds its enums in enum.py)."""
+    m = re.match(r'File "(.+)", line \d+', frame)
+    return bool(m) and Path(m[1]).resolve().is_relative_to(_STDLIB) and (
+        "site-packages" not in Path(m[1]).parts)
+
+
 def _in_launcher(err: bytes) -> bool:
     """A KeyboardInterrupt whose every frame is the launcher's ``-c`` line, the import
-    machinery or the CLI package's first lines before its handler: nothing of tormortem had
-    run (nothing opened, nothing written)."""
+    machinery, the CLI package's first lines before its handler, or Python's own library
+    those lines import: nothing of tormortem had run (nothing opened, nothing written)."""
     frames = [x.strip() for x in err.decode(errors="replace").splitlines()
               if x.strip().startswith('File "')]
     return b"KeyboardInterrupt" in err and bool(frames) and all(
         f.startswith(('File "<string>"', 'File "<frozen ')) or _before_handler(f)
-        for f in frames)
+        or _in_stdlib(f) for f in frames)
 
 
 def _random_kills(demo_analysis: Path, tmp_path: Path, cmd: str, logs: Path, n: int,
