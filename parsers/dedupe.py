@@ -23,6 +23,7 @@ a syslog of long unique lines) is evaluated line by line, as before.
 from __future__ import annotations
 
 import functools
+import re
 import re._constants as sre_c
 import re._parser as sre_parse
 from dataclasses import dataclass, field
@@ -202,6 +203,11 @@ def _blind(seq: Any) -> bool:
         elif op not in (sre_c.AT, sre_c.ANY):
             return False
     return True
+
+
+#: stamp-like text of any layer (ISO date, clock time, dmesg uptime) in a key: a shape without
+#: a stamp that a prefix layer reads may hold lines with one (``0000-00-00`` is no date)
+STAMPISH = re.compile(r"0000-00-00|00:00:00|\[ *0+\.0+\]|\b0{9,}\b")
 
 
 def zero_digits(text: str) -> str:

@@ -27,7 +27,6 @@ part is, UNPARSED if any non-progress-bar part is unrecognised, NOISE otherwise.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC
 from typing import Any, ClassVar
 
@@ -54,6 +53,7 @@ from parsers.base import (
     FileContext,
     LineParser,
     Matcher,
+    small_chunk,
 )
 from parsers.deepspeed import DeepSpeedMatcher
 from parsers.hf_trainer import TQDM, HfTrainerMatcher
@@ -62,18 +62,15 @@ from parsers.joblog_frame import NO_TS
 from parsers.joblog_plan import Prepared
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.joblog_preset import strip_ansi as _strip_ansi
-from parsers.joblog_preset import tqdm_lines
 from parsers.megatron import MegatronMatcher
 from parsers.message import Fallback, peeled_fields
 from parsers.nccl import NcclMatcher
 from parsers.sigrows import SigPrefix, sig_chunk, sig_rows
 from parsers.slurm_step import SlurmStepMatcher
 from parsers.torch_dist import TorchDistMatcher
+from parsers.tqdm_parts import BAR_GLUED, tqdm_lines
 
 _OWN = ("exact", "assumed_tz")
-#: a tqdm bar (``{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]``)
-#: with more text glued behind its closing bracket (transformers#15401, DeepSpeed#1054)
-_BAR_GLUED = re.compile(r"\d{1,3}%\|[^|]*\| *[\d.]+[kMGT]?/[\d.]+[kMGT]? \[[^\]]*\](?=\S)")
 
 
 class JobLogParser(LineParser):
@@ -176,7 +173,7 @@ class JobLogParser(LineParser):
 
     def _parse_line(self, text: str, line_no: int) -> int:
         if "\r" not in text:
-            g = _BAR_GLUED.search(text) if "%|" in text else None
+            g = BAR_GLUED.search(text) if "%|" in text else None
             if g is None:
                 return self._one(text, line_no)
             # a log record printed right behind a tqdm bar with no newline between (both on
@@ -271,9 +268,9 @@ class JobLogParser(LineParser):
         if not prefilter.enabled():
             return Prepared(fast)
         if fast is None or len(fast.rows) == 0:
-            if len(lines) < SMALL_CHUNK:
+            if small_chunk(lines):
                 return Prepared(fast)
-            tqdm = tqdm_lines(lines)
+            tqdm = tqdm_lines(lines, self)
             if tqdm is not None:
                 return Prepared(fast, tqdm=tqdm,
                                 whole=joblog_plan.plan_except(lines, tqdm.lines))

@@ -17,9 +17,9 @@ import polars as pl
 
 from parsers import dedupe, prefilter
 from parsers.joblog_fast import FastIterations
-from parsers.joblog_preset import TqdmRows
 from parsers.message import global_prefilter
 from parsers.sigrows import SigRows
+from parsers.tqdm_parts import TqdmRows
 
 # The job-output prefixes split_prefix peels, as one vectorised (Rust regex) test:
 V_PREFIX = (r"(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?"

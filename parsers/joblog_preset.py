@@ -8,48 +8,27 @@ per-line rows in order (parsers/fastrows.py):
 * Megatron iteration lines behind ``kubectl logs --timestamps`` stamps (``kube_chunk``; the
   vectorised Megatron fields of parsers/joblog_fast.py with the RFC3339Nano stamp read by
   polars; every prefix differs, so ``JobLogParser._fast_prefix``'s table of prefixes gives up);
-* tqdm bars redrawn with ``\\r`` and HF Trainer loss dicts (``tqdm_chunk``), below.
-
-tqdm bars redrawn with ``\\r`` and HF Trainer loss dicts in a job log, read for a whole chunk.
-
-An HF Trainer job's output is mostly lines like (tqdm/std.py ``format_meter`` and
-``status_printer``: every redraw starts with ``\\r``; transformers/trainer_callback.py
-``ProgressCallback.on_log`` prints ``str(logs)`` through ``tqdm.write``, which clears the bar
-with a line of spaces first)::
-
-    \\r  0%|          | 1/100000 [00:00<22:55:58,  1.21it/s]\\r  0%|   | 2/100000 [...]...
-    \\r<spaces>\\r{'loss': 2.5376, 'grad_norm': 1.0381, 'learning_rate': 1.9e-05, 'epoch': 0.0}
-
-Each non-blank ``\\r`` part is one row (``progress_bar`` / ``hf_log``, see parsers.hf_trainer);
-the bars' rows go out as a PROGRESS batch (``tqdm_chunk``), after the chunk's other rows.
-``tqdm_lines`` takes a line when every part is blank, a bare bar (no description) or a loss
-dict, in patterns narrower than the per-line ones (digits only in ``n/total``, printable ASCII
-after the bar, a plain decimal loss), and no anchor of any recogniser but HfTrainerMatcher is
-in it (so no matcher before it claims a part); the others go through ``parse_line``. The rows'
-stamps (inherited from the lines before) are filled in by ``JobLogParser`` once the chunk's
-per-line lines have been read.
+* tqdm bars redrawn with ``\\r`` and HF Trainer loss dicts (``tqdm_chunk``), found by
+  ``parsers.tqdm_parts``; their stamps (inherited from the lines before) are filled in once
+  the chunk's per-line lines have been read.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from parsers import dedupe, fastrows, prefilter, progress_batch
-from parsers.anchors import CompiledPrefilter
+from parsers import fastrows, prefilter, progress_batch
 from parsers.base import EVENT
 from parsers.joblog_frame import NO_TS
 from parsers.joblog_prefix import Prefix, split_prefix
 from parsers.schema import EVENTS
+from parsers.tqdm_parts import TqdmRows
 
 #: a ``parsers.joblog.JobLogParser`` (this module works on its state; joblog imports it)
 JobLogParser = Any
-
 
 
 def strip_ansi(part: str) -> str:
@@ -57,122 +36,6 @@ def strip_ansi(part: str) -> str:
     while part.startswith(("\x1b[A", "\x1b[K")):
         part = part[3:]
     return part
-
-BAR = r"^ *[0-9]{1,3}%\|[^|]*\| *([0-9]{1,15})/([0-9]{1,15}) \[[ -~]*$"
-LOSS = r"^\{'loss': (-?[0-9]{1,15}(?:\.[0-9]{1,15})?)[,}][ -~]*$"
-
-
-@dataclass(frozen=True)
-class TqdmRows:
-    """The chunk's lines read here and their rows (one per non-blank part, in line order)."""
-
-    lines: np.ndarray  #: chunk indices of the lines taken
-    row_line: np.ndarray  #: chunk index of each row's line
-    frame: pl.DataFrame  #: kind, iteration, value, format, message per row
-
-
-@lru_cache(maxsize=8)
-def _others(extra_key: tuple[str, ...]) -> CompiledPrefilter:
-    from parsers.hf_trainer import HfTrainerMatcher
-    from parsers.message import all_recognisers, prefilter_of
-
-    return prefilter_of(all_recognisers(skip=(HfTrainerMatcher,)), claims=True).compiled()
-
-
-def _others_prefilter() -> CompiledPrefilter:
-    from parsers.signature_table import EXTRA
-
-    return _others(tuple(s.id for s in EXTRA))
-
-
-def tqdm_lines(lines: pl.Series) -> TqdmRows | None:
-    """The chunk's bar / loss-dict lines (see module docstring), or None if it has none."""
-    has = lines.str.contains("%|", literal=True) | lines.str.starts_with("{'loss': ")
-    idx = np.flatnonzero(has.fill_null(False).to_numpy())
-    if not idx.size:
-        return None
-    sub = lines.gather(idx)
-    # bar lines differ mostly in their digits: the anchors are tested per digit-zeroed shape
-    # when few (~170 in 9,500 lines of 8 MiB; exact either way, parsers/dedupe.py)
-    u = dedupe.unique_lines(sub, min_lines=256)
-    other = prefilter.masks(sub, {"m": _others_prefilter()}, unique=u)["m"]
-    if u is None:  # lines that do not repeat: their shapes all the same (exact either way)
-        u = dedupe.shapes(sub)
-    keep = ~np.asarray(other, bool)
-    return _rows_by_shape(idx[keep], sub.filter(pl.Series(keep)), u.codes[keep],
-                          u.keys.to_list())
-
-
-#: the patterns on bytes (every class is ASCII or all but ``|``: a UTF-8 character matches
-#: ``[^|]*`` as its bytes do, and ``[ -~]`` neither way), for offsets in bytes
-_BLANK_RX, _BAR_RX, _LOSS_RX = (re.compile(p.encode()) for p in (r"^ *$", BAR, LOSS))
-
-
-def _shape_rows(shape: bytes) -> list[tuple[int, ...]] | None:
-    """The rows of a line of this digit-zeroed shape, or None if it is not taken: every
-    ``\\r`` part blank, a bar (``BAR``) or a loss dict (``LOSS``), and one not blank. A row
-    is (kind: 1 bar 2 loss, part offset, part length, ``n`` offset, length, value offset,
-    length), offsets in bytes of the line."""
-    rows: list[tuple[int, ...]] = []
-    at = 0
-    for part in shape.split(b"\r"):
-        if (m := _BAR_RX.match(part)) is not None:
-            rows.append((1, at, len(part), at + m.start(1), m.end(1) - m.start(1),
-                         at + m.start(2), m.end(2) - m.start(2)))
-        elif (m := _LOSS_RX.match(part)) is not None:
-            rows.append((2, at, len(part), 0, 0, at + m.start(1), m.end(1) - m.start(1)))
-        elif _BLANK_RX.match(part) is None:
-            return None
-        at += len(part) + 1
-    return rows or None
-
-
-def _rows_by_shape(idx: np.ndarray, sub: pl.Series, codes: np.ndarray,
-                   shapes: list[str]) -> TqdmRows | None:
-    """``TqdmRows`` of the lines ``sub`` (chunk indices ``idx``, shape ``codes`` into
-    ``shapes``: ``dedupe.keys``).
-
-    The three patterns are digit-blind (every class holds all ten digits or none: tested),
-    so whether a line is taken, and where its parts and their groups are, depends only on
-    its digit-zeroed shape: they run once per distinct shape (~170 in 8 MiB, 9,500 lines of
-    128,000 parts), in Python's ``re`` (the per-line path's engine), and the fields are cut
-    from each line at its shape's offsets (in bytes), where every line was split into its
-    parts and the patterns with captures run on each: ``tqdm_lines`` of 8 MiB, alternated in
-    one process, median 71.6 -> 38.9 ms."""
-    table: list[tuple[int, ...]] = []
-    first = np.zeros(len(shapes), np.int64)
-    count = np.zeros(len(shapes), np.int64)
-    for k, shape in enumerate(shapes):
-        rows = _shape_rows(shape.encode())
-        if rows is not None:
-            first[k], count[k] = len(table), len(rows)
-            table += rows
-    taken = count[codes] > 0
-    if not taken.any():
-        return None
-    c = codes[taken]
-    n = count[c]
-    line_of_row = np.repeat(np.arange(len(c)), n)
-    begin = np.cumsum(n) - n
-    src = np.repeat(first[c], n) + np.arange(int(n.sum())) - np.repeat(begin, n)
-    t = np.asarray(table, np.int64)[src]
-    bar = t[:, 0] == 1
-    text = sub.filter(pl.Series(taken)).gather(line_of_row)
-
-    def cut(at: int) -> pl.Expr:  # by bytes: str.slice counts characters (3x slower)
-        return pl.col("t").bin.slice(pl.Series(t[:, at]), pl.Series(t[:, at + 1])).cast(
-            pl.String)
-
-    frame = pl.DataFrame({"t": text.cast(pl.Binary), "bar": bar}).select(
-        pl.when(~pl.col("bar")).then(cut(1)).alias("message"),
-        pl.when(pl.col("bar")).then(pl.lit("progress_bar")).otherwise(pl.lit("hf_log"))
-        .alias("kind"),
-        pl.when(pl.col("bar")).then(cut(3)).cast(pl.Int64).alias("iteration"),
-        cut(5).cast(pl.Float64).alias("value"),
-        pl.when(pl.col("bar")).then(pl.lit("tqdm")).otherwise(pl.lit("hf_trainer"))
-        .alias("format"))
-    rows_at = idx[taken]
-    return TqdmRows(rows_at, rows_at[line_of_row], frame)
 
 
 def stamp_of(p: JobLogParser, text: str) -> int | None:
@@ -254,8 +117,7 @@ def tqdm_chunk(p: JobLogParser, lines: pl.Series, first: int, t: TqdmRows,
             pl.Series("line_no", t.row_line[logs] + first),
             *(pl.lit(v, pl.String).alias(c) for c, v in const.items()),
             *(pl.lit(None, dt).alias(c) for c, dt in (
-                ("uptime_s", pl.Float64), ("rank", pl.Int32), ("code", pl.String),
-                ("device", pl.String))))
+                ("uptime_s", pl.Float64), ("rank", pl.Int32), ("device", pl.String))))
         fastrows.merge_frame(p.events, marks, frame.select(EVENTS.names),
                              t.row_line[logs] + first)
     if bar.any():
@@ -265,7 +127,9 @@ def tqdm_chunk(p: JobLogParser, lines: pl.Series, first: int, t: TqdmRows,
             row_ts[bar], missing[bar], np.where(missing[bar], 4, 3),
             np.full(n, -1, np.int32), sel.get_column("iteration").to_numpy(),
             sel.get_column("value").to_numpy(), t.row_line[bar] + first,
-            {**const, "format": "tqdm", "kind": "progress_bar"}))
+            {**const, "format": "tqdm", "kind": "progress_bar"},
+            code=sel.get_column("code").to_arrow() if sel.get_column("code").null_count() < n
+            else None))
 
 
 def _inherited(p: JobLogParser, lines: pl.Series, first: int, plan: prefilter.ChunkPlan,

@@ -2,11 +2,11 @@
 
 A job log is ~99% iteration lines. In the EVENTS schema every one of them repeats the same
 host, host_from, source, format, kind, job_id and file strings and carries null uptime_s,
-code, device and message. The vectorised path (joblog.py) therefore hands its rows over in
-the narrow ``PROGRESS`` schema, with those constants stored once in the batch's schema
-metadata, until ``to_events`` expands such a batch into ordinary EVENTS rows (for the Parquet
-file, straight into its dictionary-encoded columns; explain, tests): the parse never builds
-those strings per row.
+device and message (and code, but for a tqdm bar's description). The vectorised path
+(joblog.py) therefore hands its rows over in the narrow ``PROGRESS`` schema, with those
+constants stored once in the batch's schema metadata, until ``to_events`` expands such a batch
+into ordinary EVENTS rows (for the Parquet file, straight into its dictionary-encoded columns;
+explain, tests): the parse never builds those strings per row.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ META_KEY = b"tormortem.progress"
 #: the EVENTS columns that are the same on every row of a progress batch (in the metadata)
 CONST = ("host", "host_from", "source", "format", "kind", "job_id", "file")
 #: EVENTS columns that are null on every progress row
-NULL = ("uptime_s", "code", "device", "message")
+NULL = ("uptime_s", "device", "message")
 #: ts_flag codes of the ``ts_flag`` column (int8); 0 is never stored
 FLAG_NAMES = (None, "assumed_tz", "exact", "inherited", "missing")
 _FLAGS = pa.array(FLAG_NAMES, pa.string())
@@ -35,16 +35,18 @@ PROGRESS = pa.schema([
     pa.field("iteration", pa.int64(), nullable=False),
     pa.field("value", pa.float64()),
     pa.field("line_no", pa.int64(), nullable=False),
+    #: a tqdm bar's description (``Epoch 3``; parsers/hf_trainer.py); null on other rows
+    pa.field("code", pa.string()),
 ])
 
 
 def make(ts: np.ndarray, ts_null: np.ndarray, flag: np.ndarray, rank: np.ndarray,
          iteration: np.ndarray, value: np.ndarray, line_no: np.ndarray,
-         const: dict[str, str | None], value_null: np.ndarray | None = None
-         ) -> pa.RecordBatch:
+         const: dict[str, str | None], value_null: np.ndarray | None = None,
+         code: pa.Array | None = None) -> pa.RecordBatch:
     """A PROGRESS batch: ts in UTC epoch microseconds (``ts_null`` marks unknown), flag codes
     (index into FLAG_NAMES), rank (negative: unknown), value (``value_null`` marks none),
-    and the per-batch constants."""
+    the per-batch constants, and a code per row (None: null on every row)."""
     def masked(values: np.ndarray, typ: pa.DataType, null: np.ndarray) -> pa.Array:
         return pa.array(values, typ, mask=null if null.any() else None)
 
@@ -56,6 +58,7 @@ def make(ts: np.ndarray, ts_null: np.ndarray, flag: np.ndarray, rank: np.ndarray
         pa.array(value, pa.float64()) if value_null is None
         else masked(value, pa.float64(), value_null),
         pa.array(line_no, pa.int64()),
+        pa.nulls(len(line_no), pa.string()) if code is None else code,
     ]
     meta = {META_KEY: json.dumps({k: const[k] for k in CONST}).encode()}
     return pa.RecordBatch.from_arrays(arrays, schema=PROGRESS.with_metadata(meta))
@@ -102,7 +105,7 @@ def to_events(batch: pa.RecordBatch, *, dictionary: bool = False) -> pa.RecordBa
     for name in NULL:
         typ = EVENTS.field(name).type
         cols[name] = null_str if typ == pa.string() else pa.nulls(n, typ)
-    for name in ("ts", "rank", "iteration", "value", "line_no"):
+    for name in ("ts", "rank", "iteration", "value", "line_no", "code"):
         cols[name] = batch.column(name)
     if dictionary:
         codes = batch.column("ts_flag").to_numpy().astype(np.int32) - 1

@@ -53,8 +53,6 @@ from parsers.timeutil import YearInference, iso_match_to_us
 #: the stamp ``split_prefix`` reads (parsers/joblog_prefix.py ``_ISO`` without what follows)
 _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"
                     r"(Z|[+-]\d\d(?::?\d\d)?)?")
-#: stamp-like text of any layer (ISO date, clock time, dmesg uptime) in a digit-zeroed key
-_STAMPISH = re.compile(r"0000-00-00|00:00:00|\[ *0+\.0+\]|\b0{9,}\b")
 _INT = re.compile(r"[0-9]{1,18}")
 _FLOAT = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?")
 #: a chunk with more distinct candidate shapes than this is left to the per-line path
@@ -202,9 +200,9 @@ def analyse(p: Any, line: str) -> Shape | None:
                  _byte(line, st.start(8)) if zone and not zone_z else -1,
                  len(zone) if zone else 0)
         skip = st.span()
-        if _STAMPISH.search(dedupe.zero_digits(head[:st.start()] + head[st.end():])):
+        if dedupe.STAMPISH.search(dedupe.zero_digits(head[:st.start()] + head[st.end():])):
             return None
-    elif _STAMPISH.search(dedupe.zero_digits(head)):
+    elif dedupe.STAMPISH.search(dedupe.zero_digits(head)):
         return None
     rank = None
     if pre.rank is not None and all(f[0] != "rank" for f in nums):

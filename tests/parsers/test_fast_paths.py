@@ -158,7 +158,7 @@ def _tqdm_log(blocks: int) -> str:
                        "2024-05-01T14:00:00 DUE TO TIME LIMIT ***")
         if b % 9 == 8:
             out.append(_bars(n, n + 3, 1000000000000000000))  # 19 digits: per line
-            out.append("Epoch 3: " + _bars(n, n + 2).lstrip("\r"))  # a description: per line
+            out.append("Epoch 3: " + _bars(n, n + 2).lstrip("\r"))  # a description
             out.append("{'loss': 1e-05, 'epoch': 0.1}")
             out.append("  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]")
             out.append(_bars(n, n + 2) + "\rsomething else")
@@ -168,7 +168,7 @@ def _tqdm_log(blocks: int) -> str:
 @pytest.mark.parametrize("blocks", [300, 700])
 def test_tqdm_fast_path_equals_per_line(blocks: int, monkeypatch: pytest.MonkeyPatch) -> None:
     from parsers.joblog import JobLogParser
-    from parsers.joblog_preset import tqdm_lines
+    from parsers.tqdm_parts import tqdm_lines
 
     text = _tqdm_log(blocks)
     rows = both_paths(JobLogParser, text, "slurm-555.out", monkeypatch, ordered=False)
@@ -353,7 +353,8 @@ def _tqdm_by_patterns(lines: pl.Series) -> tuple[list[int], list[int], list[dict
     """What ``tqdm_lines`` gave before it read by shape: every line split into its ``\\r``
     parts and the patterns, with captures, run on each part."""
     from parsers import prefilter
-    from parsers.joblog_preset import BAR, LOSS, _others_prefilter
+    from parsers.tqdm_parts import BAR, LOSS
+    from parsers.tqdm_parts import others_prefilter as _others_prefilter
 
     has = lines.str.contains("%|", literal=True) | lines.str.starts_with("{'loss': ")
     idx = np.flatnonzero(has.fill_null(False).to_numpy())
@@ -377,14 +378,15 @@ def _tqdm_by_patterns(lines: pl.Series) -> tuple[list[int], list[int], list[dict
                     pl.coalesce(pl.col("total"), pl.col("loss")).cast(pl.Float64)
                     .alias("value"),
                     pl.when(pl.col("n").is_not_null()).then(pl.lit("tqdm"))
-                    .otherwise(pl.lit("hf_trainer")).alias("format")))
+                    .otherwise(pl.lit("hf_trainer")).alias("format"),
+                    pl.lit(None, pl.String).alias("code")))  # no description here
     return taken.to_list(), rows.get_column("i").to_list(), rows.drop("i").to_dicts()
 
 
 @pytest.mark.parametrize("repeat", [1, 300])
 def test_tqdm_lines_read_by_shape_equal_the_patterns(repeat: int) -> None:
     from parsers import dedupe
-    from parsers.joblog_preset import BAR, LOSS, tqdm_lines
+    from parsers.tqdm_parts import BAR, LOSS, tqdm_lines
 
     assert all(dedupe.digit_blind(p) for p in (BAR, LOSS, r"^ *$"))
     # tqdm/std.py format_meter bars (unicode and ascii="123456789#" fills) redrawn with \r,
