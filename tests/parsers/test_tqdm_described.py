@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from datetime import UTC
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -141,3 +142,23 @@ def test_redraws_of_whole_epochs_in_one_physical_line(monkeypatch: pytest.Monkey
     assert got.frame.height == 24_000
     rows = both_paths(JobLogParser, text, "slurm-77.out", monkeypatch, ordered=False)
     assert sum(r["kind"] == "progress_bar" for r in rows) == 24_000
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_per_line_shape_and_per_part_shape_agree(seed: int) -> None:
+    """``tqdm_lines`` judges lines that repeat by shape per line shape, others per part
+    shape: on the same lines both give the same ``TqdmRows``."""
+    from parsers import dedupe
+    from parsers.tqdm_parts import _rows_by_line, _rows_by_part
+
+    text, _ = _log(seed, 3000)
+    lines = pl.Series(text.split("\n")[:-1])
+    lines = lines.filter(lines.str.contains("%|", literal=True))  # bars and near misses
+    idx = np.arange(len(lines)) * 3 + 1  # chunk indices are passed through
+    p = JobLogParser(FileContext.for_path("slurm-77.out", UTC))
+    u = dedupe.shapes(lines)
+    a = _rows_by_line(idx, lines, u.codes, u.keys.to_list(), p)
+    b = _rows_by_part(idx, lines, p)
+    assert a is not None and b is not None and len(a.lines) > 1000
+    assert a.lines.tolist() == b.lines.tolist() and a.row_line.tolist() == b.row_line.tolist()
+    assert a.frame.equals(b.frame)
