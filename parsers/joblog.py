@@ -172,13 +172,12 @@ class JobLogParser(LineParser):
         return fastrows.parse_marked(self, self._parse_line, text, line_no)
 
     def _parse_line(self, text: str, line_no: int) -> int:
-        if "\r" not in text:
-            g = BAR_GLUED.search(text) if "%|" in text else None
-            if g is None:
-                return self._one(text, line_no)
+        if "%|" in text and BAR_GLUED.search(text) is not None:
             # a log record printed right behind a tqdm bar with no newline between (both on
-            # stderr): two parts, as if the bar had been ended by a carriage return
-            text = text[:g.end()] + "\r" + text[g.end():]
+            # stderr), in a line of redraws or not: parts, as if a carriage return ended the bar
+            text = BAR_GLUED.sub("\\g<0>\r", text)
+        if "\r" not in text:
+            return self._one(text, line_no)
         best = NOISE
         for part in text.split("\r"):
             if not part.strip():

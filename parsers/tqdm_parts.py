@@ -56,9 +56,13 @@ BAR = r"^ *[0-9]{1,3}%\|[^|]*\| *([0-9]{1,15})/([0-9]{1,15}) \[[ -~]*$"
 DESC_BAR = r"^([ -~]*?)[0-9]{1,3}%\|[^|]*\| *([0-9]{1,15})/([0-9]{1,15}) \[[ -~]*$"
 LOSS = r"^\{'loss': (-?[0-9]{1,15}(?:\.[0-9]{1,15})?)[,}][ -~]*$"
 #: a tqdm bar (``{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]``)
-#: with more text glued behind its closing bracket (transformers#15401, DeepSpeed#1054): in a
-#: line without ``\r``, ``JobLogParser`` splits it there (digit-blind: tested per shape here)
+#: with more text glued behind its closing bracket (transformers#15401, DeepSpeed#1054):
+#: ``JobLogParser`` splits a line there, so a line with one is left to it (digit-blind: tested
+#: per line shape here)
 BAR_GLUED = re.compile(r"\d{1,3}%\|[^|]*\| *[\d.]+[kMGT]?/[\d.]+[kMGT]? \[[^\]]*\](?=\S)")
+#: ``BAR_GLUED`` loosened for the regex crate (no look-ahead; every part a superset, the last
+#: ``\S`` wider than Python's): a line it does not match has no ``BAR_GLUED``
+GLUED_LOOSE = r"%\|[^|]*\|[^\[]*\[[^\]]*\][^ \t\n\r\x0b\x0c]"
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,7 @@ def _line_rows(shape: str, p: JobLogParser | None, memo: dict[bytes, tuple[int, 
     """The rows of a line of this digit-zeroed shape, or None if it is not taken (see
     ``_rows_by_part``). A row: kind, then offset and length in bytes of the line of the part,
     ``n``, the value and the description."""
-    if "\r" not in shape and BAR_GLUED.search(shape) is not None:
+    if BAR_GLUED.search(shape) is not None:
         return None
     rows: list[tuple[int, ...]] = []
     at = 0
@@ -227,20 +231,18 @@ def _frame(text: pl.Series, t: np.ndarray, part: np.ndarray | None = None) -> pl
 def _rows_by_part(idx: np.ndarray, sub: pl.Series, p: JobLogParser | None
                   ) -> TqdmRows | None:
     """``TqdmRows`` of the lines ``sub`` (chunk indices ``idx``): a line is taken when each
-    of its parts is (``_judge``), one is not blank, and a line of one part has no text glued
-    behind a bar (``BAR_GLUED``)."""
+    of its parts is (``_judge``), one is not blank, and no text is glued behind a bar
+    (``GLUED_LOOSE``)."""
     n_parts = sub.str.count_matches("\r", literal=True).to_numpy().astype(np.int64) + 1
     parts = sub.str.split("\r").explode()
     part_line = np.repeat(np.arange(len(sub)), n_parts)
     u = dedupe.shapes(parts)
-    keys = u.keys.to_list()
-    table = np.array([_judge(k.encode(), p) for k in keys], np.int64).reshape(-1, 7)
-    glued = np.array([BAR_GLUED.search(k) is not None for k in keys], bool)
+    table = np.array([_judge(k.encode(), p) for k in u.keys.to_list()], np.int64).reshape(-1, 7)
     t = table[u.codes]
-    bad = (t[:, 0] < 0) | (glued[u.codes] & (n_parts[part_line] == 1))
     row = t[:, 0] > 0
-    taken = (np.bincount(part_line, bad, len(sub)) == 0) \
-        & (np.bincount(part_line, row, len(sub)) > 0)
+    taken = (np.bincount(part_line, t[:, 0] < 0, len(sub)) == 0) \
+        & (np.bincount(part_line, row, len(sub)) > 0) \
+        & ~sub.str.contains(GLUED_LOOSE).to_numpy()
     sel = taken[part_line] & row
     if not sel.any():
         return None

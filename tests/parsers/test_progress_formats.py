@@ -58,6 +58,13 @@ def test_a_record_glued_behind_a_tqdm_bar() -> None:
     events, _, _ = parse(JobLogParser, text, "slurm-34.out")
     assert sorted((e["kind"], e["iteration"]) for e in events) == [
         ("ckpt_save_start", 7000), ("progress_bar", 7000)]
+    # the same behind the last of a line of redraws (each begun with \r by tqdm's
+    # status_printer): the record keeps its row and its own stamp
+    text = "\r 47%|█████████████▍               | 6999/14754 [33:21<36:37,  3.53it/s]\r" + text
+    events, _, _ = parse(JobLogParser, text, "slurm-34.out")
+    assert sorted((e["kind"], e["iteration"], e["ts_flag"]) for e in events) == [
+        ("ckpt_save_start", 7000, "assumed_tz"), ("progress_bar", 6999, "missing"),
+        ("progress_bar", 7000, "missing")]
 
 
 @pytest.mark.parametrize("line", [

@@ -56,6 +56,8 @@ NEAR_MISSES = [
     "Époque 3:  45%|████▌     | 450/1000 [01:23<01:42,  5.38it/s]",
     "Map:  45%|████▌     | 4.5k/10k [01:23<01:42,  54.2 examples/s]",
     "Epoch 3:  45%|████▌     | 450/1000 [01:23<01:42,  5.38it/s]{'loss': 2.31, 'epoch': 3.0}",
+    "\rEpoch 3:  45%|████▌     | 450/1000 [01:23<01:42,  5.38it/s]\rEpoch 3:  45%|████▌     | "
+    "451/1000 [01:23<01:42,  5.38it/s]{'loss': 2.31, 'epoch': 3.0}",
     # no separator before the percentage (TQDM_FIELDS wants ^, a space or a colon there)
     "Epoch3x45%|████▌     | 450/1000 [01:23<01:42,  5.38it/s]",
 ]
