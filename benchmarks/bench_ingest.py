@@ -12,6 +12,7 @@ deterministically (``--seed``):
     k8s              kubectl get events, kubelet journals, kube-controller-manager log
     kubectl-stamped  a Megatron pod's `kubectl logs --timestamps` (iterations, NCCL INFO, warnings)
     tqdm             HF Trainer output: tqdm bars redrawn with \\r, loss dicts, checkpoints
+    lightning        Lightning output: an epoch of described bars redrawn with \\r per line
     unknown          a custom trainer's `[rankN] step ... | loss ...` prints no recogniser claims
     fleet-dir        nodes/node0000..node2047/kern.log plus jobs/slurm-*.out (size = total)
     all              every mix above, one after the other

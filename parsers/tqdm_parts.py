@@ -63,6 +63,7 @@ BAR_GLUED = re.compile(r"\d{1,3}%\|[^|]*\| *[\d.]+[kMGT]?/[\d.]+[kMGT]? \[[^\]]*
 #: ``BAR_GLUED`` loosened for the regex crate (no look-ahead; every part a superset, the last
 #: ``\S`` wider than Python's): a line it does not match has no ``BAR_GLUED``
 GLUED_LOOSE = r"%\|[^|]*\|[^\[]*\[[^\]]*\][^ \t\n\r\x0b\x0c]"
+GLUED_END = r"\][^ \t\n\r\x0b\x0c]"
 
 
 @dataclass(frozen=True)
@@ -233,16 +234,21 @@ def _rows_by_part(idx: np.ndarray, sub: pl.Series, p: JobLogParser | None
     """``TqdmRows`` of the lines ``sub`` (chunk indices ``idx``): a line is taken when each
     of its parts is (``_judge``), one is not blank, and no text is glued behind a bar
     (``GLUED_LOOSE``)."""
-    n_parts = sub.str.count_matches("\r", literal=True).to_numpy().astype(np.int64) + 1
-    parts = sub.str.split("\r").explode()
+    split = sub.str.split("\r")
+    n_parts = split.list.len().to_numpy().astype(np.int64)
+    parts = split.explode()
     part_line = np.repeat(np.arange(len(sub)), n_parts)
     u = dedupe.shapes(parts)
     table = np.array([_judge(k.encode(), p) for k in u.keys.to_list()], np.int64).reshape(-1, 7)
     t = table[u.codes]
     row = t[:, 0] > 0
     taken = (np.bincount(part_line, t[:, 0] < 0, len(sub)) == 0) \
-        & (np.bincount(part_line, row, len(sub)) > 0) \
-        & ~sub.str.contains(GLUED_LOOSE).to_numpy()
+        & (np.bincount(part_line, row, len(sub)) > 0)
+    # GLUED_LOOSE ends in GLUED_END: the full pattern only where that is (a run of redraws
+    # has none: each ``]`` is followed by ``\r``), ~5 ms per MB less on Lightning's lines
+    maybe = np.flatnonzero(taken & sub.str.contains(GLUED_END).to_numpy())
+    if maybe.size:
+        taken[maybe[sub.gather(maybe).str.contains(GLUED_LOOSE).to_numpy()]] = False
     sel = taken[part_line] & row
     if not sel.any():
         return None

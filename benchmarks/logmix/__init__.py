@@ -24,6 +24,7 @@ MIXES: dict[str, Mix] = {
     "k8s": k8s.cluster,
     "kubectl-stamped": joblog.kubectl_stamped,
     "tqdm": joblog.tqdm_bars,
+    "lightning": joblog.lightning,
     "unknown": joblog.unknown,
     "fleet-dir": syslog.fleet_dir,
 }

@@ -1,4 +1,5 @@
-"""Training-job output mixes: megatron, kubectl-stamped, tqdm, unknown (and fleet-dir's jobs).
+"""Training-job output mixes: megatron, kubectl-stamped, tqdm, lightning, unknown (and fleet-dir's
+jobs).
 
 Formats:
 
@@ -21,6 +22,15 @@ Formats:
   log format ``[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >> %(message)s``;
   ``ProgressCallback.on_log`` writes ``str(logs)`` through ``tqdm.write``); see
   sample_logs/real_formats/training/gpu-worker-3/job-555.out and progress.jsonl ``tqdm-cr``.
+* Lightning 2.x TQDMProgressBar (lightning/pytorch/callbacks/progress/tqdm_progress.py):
+  one training bar, ``reset`` at every epoch and never closed (``leave=False``), described
+  ``Epoch {current_epoch}``, ``bar_format`` ``{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<
+  {remaining}, {rate_noinv_fmt}{postfix}]`` with ``set_postfix``'s ``v_num=0, train_loss=2.31``
+  (tqdm's ``format_num``, ``.3g``); a ``Validation DataLoader 0`` bar closed with
+  ``leave=False`` (``\r`` + spaces + ``\r``); ModelCheckpoint's verbose ``rank_zero_info``
+  (``Epoch {epoch:d}, global step {step:d}: {monitor!r} reached {current:0.5f} (best
+  {best:0.5f}), saving model to {filepath!r} as top {k}``, lightning's
+  callbacks/model_checkpoint.py) ends the physical line: one line per epoch.
 * unknown: a custom trainer's own ``print()`` lines (``[rank3] step 1200 | loss 2.31 | 410
   ms/it``, as in issue 14): by definition no program's documented format, and no recogniser
   claims them.
@@ -179,6 +189,36 @@ def tqdm_bars(out: Path, size: int, seed: int) -> tuple[list[Path], list[Path]]:
                          f"out/checkpoint-{step}",
                          f"[INFO|configuration_utils.py:420] {stamp} >> Configuration saved in"
                          f" out/checkpoint-{step}/config.json"])
+    return [path], [path]
+
+
+def lightning(out: Path, size: int, seed: int) -> tuple[list[Path], list[Path]]:
+    """A Lightning job's output: per epoch, 1,000 redraws of the described training bar with
+    its postfix and 50 of the validation bar in one physical line, then the checkpoint
+    message (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    path = out / "lightning-77.out"
+    steps, epoch, loss = 1000, 0, 2.5
+    with Sized(path, size) as w:
+        while not w.full:
+            parts, el = [], 0.0
+            for s in range(1, steps + 1):
+                el += 0.18 + float(rng.random()) * 0.01
+                rate = s / el
+                loss *= 0.99995
+                parts.append(f"Epoch {epoch}: {100 * s / steps:3.0f}%|{_bar(s / steps)}| "
+                             f"{s}/{steps} [{_hms(el)}<{_hms((steps - s) / rate)}, "
+                             f"{rate:.2f}it/s, v_num=0, train_loss={loss:.3g}]")
+            for v in range(1, 51):
+                parts.append(f"Validation DataLoader 0: {100 * v / 50:3.0f}%|{_bar(v / 50)}| "
+                             f"{v}/50 [00:{v // 20:02d}<00:{(50 - v) // 20:02d}, "
+                             f"{20 + float(rng.random()):.2f}it/s]")
+            step = steps * (epoch + 1)
+            w.write(["\r" + "\r".join(parts) + "\r" + " " * 80 + "\r",
+                     f"Epoch {epoch}, global step {step}: 'val_loss' reached {loss:0.5f} (best "
+                     f"{loss:0.5f}), saving model to '/ckpt/epoch={epoch}-step={step}.ckpt' as "
+                     "top 1"])
+            epoch += 1
     return [path], [path]
 
 
