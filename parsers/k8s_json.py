@@ -50,12 +50,24 @@ _EVENT_KIND = _kind_re("Event")
 _POD_KIND = _kind_re("Pod")
 _PTJ_KIND = _kind_re("PyTorchJob")
 _YAML_START = re.compile(r"(?:---[ \t]*\n)?(?:apiVersion|kind|items|metadata):")
+_SPACE = re.compile(r"\s*")
 
 
 def _is_json(head: str) -> bool:
-    """A JSON document, or the YAML kubectl prints for one."""
-    h = head.lstrip()
-    return h[:1] in ("{", "[") or _YAML_START.match(h) is not None
+    """A JSON document (an object, or an array that is empty or of objects), or the YAML
+    kubectl prints for one. Not a log whose lines begin with ``[`` and a stamp (slurmctld's
+    ``[2024-05-01T...]``): their 64 KiB heads were searched by every pattern here."""
+    at = _skip_space(head, 0)
+    first = head[at: at + 1]
+    if first == "[":
+        nxt = _skip_space(head, at + 1)
+        return head[nxt: nxt + 1] in ("{", "]")
+    return first == "{" or _YAML_START.match(head, at) is not None
+
+
+def _skip_space(text: str, at: int) -> int:
+    m = _SPACE.match(text, at)
+    return at if m is None else m.end()
 
 
 def _has(head: str, key: str) -> bool:

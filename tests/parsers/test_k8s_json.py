@@ -274,3 +274,20 @@ def test_sniff_only_own_shape(name: str, owner: str) -> None:
 def test_sniff_others_low(head: str) -> None:
     for cls in PARSERS.values():
         assert cls.sniff(head, "x.json") < 30
+
+
+@pytest.mark.parametrize(("head", "is_doc"), [
+    # slurmctld's envelope (src/common/log.c, LogTimeFormat=iso8601_ms): a log, not an array
+    ("[2024-05-01T10:00:00.123] sched: Allocate JobId=12 NodeList=n[1-4] #CPUs=8 "
+     "Partition=gpu\n", False),
+    ("[1, 2, 3]\n", False),
+    # `kubectl get pods -o json | jq .items`, an empty list, a document, kubectl's YAML
+    ('[\n  {\n    "apiVersion": "v1",\n    "kind": "Pod"\n  }\n]\n', True),
+    ("  []\n", True),
+    ('\n{\n    "apiVersion": "v1",\n    "items": []\n}\n', True),
+    ("apiVersion: v1\nkind: Pod\n", True),
+])
+def test_what_looks_like_a_document(head: str, is_doc: bool) -> None:
+    from parsers.k8s_json import _is_json
+
+    assert _is_json(head) is is_doc
