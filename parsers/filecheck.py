@@ -52,7 +52,8 @@ def with_notes(note: str | None, st: ReadStats) -> str | None:
         extra.append(f"grew while read: read up to its size when opened ({st.limit:,} bytes)")
     if st.cut_lines:
         extra.append(f"{st.cut_lines:,} line(s) longer than {MAX_LINE_BYTES >> 20} MiB cut "
-                     f"there ({st.cut_bytes:,} bytes not parsed)")
+                     f"({st.cut_bytes:,} bytes not parsed: a line's end, or the middle of a "
+                     "line of \\r redraws)")
     return "; ".join([*([note] if note else []), *extra]) or None
 
 

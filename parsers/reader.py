@@ -14,7 +14,10 @@ Choices that keep a run finite and bounded (what ``ReadStats`` reports back):
   (its size when surveyed), else to its end.
 * A line is cut once more than ``MAX_LINE_BYTES`` of it have been read without a newline: the
   first ``MAX_LINE_BYTES`` stay one line, the rest of it up to the next newline is counted in
-  ``cut_bytes`` and not kept (a 400 MB file without newlines is read in bounded memory).
+  ``cut_bytes`` and not kept (a 400 MB file without newlines is read in bounded memory). A
+  line of ``\r`` redraws (a tqdm bar never closed: Lightning resets one bar every epoch, so a
+  whole run can be one line) keeps its first and its last ``MAX_LINE_BYTES / 2``, cut at
+  ``\r``: the last redraws, which say how far the run got, are read; the middle is counted.
 * The content hash (SHA-256 of the bytes read, after decompression) is computed while reading
   when asked (``ReadStats.hash``): one pass over the data, on the reader thread.
 
@@ -157,6 +160,29 @@ def lines_series(data: bytes | bytearray | memoryview) -> pl.Series:
     return s.alias("line")
 
 
+class _Tail:
+    """A line of ``\r`` parts longer than ``MAX_LINE_BYTES``, being read: its head (up to a
+    ``\r``), then only the last ``keep`` bytes of the rest."""
+
+    def __init__(self, head: bytes, keep: int) -> None:
+        self.head, self.keep = head, keep
+        self.tail = b""
+        self.length = 0  #: bytes of the line after the head, read so far
+
+    def add(self, buf: bytearray, begin: int, end: int) -> None:
+        self.length += end - begin
+        self.tail = (self.tail + bytes(buf[max(begin, end - self.keep):end]))[-self.keep:]
+
+    def line(self, st: ReadStats) -> tuple[bytes, int]:
+        """The line as kept (head, then the tail from its first ``\r``) with its newline, and
+        the bytes it took; the rest counted in ``st``."""
+        k = self.tail.find(b"\r")
+        tail = self.tail[k:] if k >= 0 else b""
+        st.cut_lines += 1
+        st.cut_bytes += self.length - len(tail)
+        return self.head + tail + b"\n", len(self.head) + self.length + 1
+
+
 def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
                      stats: ReadStats | None = None) -> Iterator[tuple[pl.Series, int, int]]:
     """Yield (lines, first line number (1-based), bytes consumed) for a text input.
@@ -172,6 +198,7 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
     line_no = 1
     rest = b""
     skipping = False  #: inside a line already cut at MAX_LINE_BYTES: drop up to its newline
+    tailing: _Tail | None = None  #: inside such a line of ``\r`` parts: keeping its end
     pool: list[bytearray] = []
     with open_binary(f) as fh:
         st.compression = fh.kind if isinstance(fh, Decompressed | Transcoded) else None
@@ -201,6 +228,16 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
             if left is not None:
                 left -= got
             size, start = len(rest) + got, 0
+            if tailing is not None:  # rest is empty here
+                nl = buf.find(b"\n", 0, size)
+                tailing.add(buf, 0, size if nl < 0 else nl)
+                if nl < 0:
+                    pool.append(buf)
+                    continue
+                line, nbytes = tailing.line(st)
+                yield lines_series(_valid_utf8(line)), line_no, nbytes
+                line_no += 1
+                tailing, start = None, nl + 1
             if skipping:  # rest is empty here
                 nl = buf.find(b"\n", 0, size)
                 st.cut_bytes += size if nl < 0 else nl
@@ -210,6 +247,15 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
                 skipping, start = False, nl + 1
             cut = buf.rfind(b"\n", start, size)
             if cut < 0:
+                half = MAX_LINE_BYTES // 2
+                at = buf.rfind(b"\r", start + 1, start + half) if size - start > MAX_LINE_BYTES \
+                    else -1
+                if at > 0:  # a line of redraws: keep its head, then its last ``half``
+                    tailing = _Tail(bytes(buf[start:at]), half)
+                    tailing.add(buf, at, size)
+                    rest = b""
+                    pool.append(buf)
+                    continue
                 if size - start > MAX_LINE_BYTES:  # cut the line; count and drop the rest
                     line = bytes(buf[start: start + MAX_LINE_BYTES]) + b"\n"
                     st.cut_lines += 1
@@ -232,6 +278,9 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
             line_no += len(s)
         if plain:
             st.grew = os.fstat(fh.fileno()).st_size > (st.limit or 0)
+    if tailing is not None:
+        line, nbytes = tailing.line(st)
+        yield lines_series(_valid_utf8(line)), line_no, nbytes - 1
     if rest:
         s = lines_series(_valid_utf8(rest + b"\n"))
         yield s, line_no, len(rest)

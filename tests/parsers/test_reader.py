@@ -196,3 +196,55 @@ def test_a_read_failing_while_handling_another_keeps_the_lines_before(
             got += s.to_list()
     data = log.read_bytes()[:1000]
     assert got == data[: data.rfind(b"\n")].decode().split("\n")
+
+
+def _redraws(a: int, b: int, total: int = 100000) -> bytes:
+    """tqdm's redraws of a bar never closed (tqdm/std.py status_printer: ``\\r`` + the bar),
+    with Lightning's description and postfix (lightning/pytorch/callbacks/progress/
+    tqdm_progress.py)."""
+    return "".join(f"\rEpoch 0: {100 * n // total:3d}%|{'█' * (10 * n // total):10s}| "
+                   f"{n}/{total} [00:{n % 60:02d}<01:00, 5.38it/s, v_num=0, train_loss=2.31]"
+                   for n in range(a, b)).encode()
+
+
+@pytest.mark.parametrize("newline", [True, False])
+@pytest.mark.parametrize("chunk", [64 << 10, 300_000])
+def test_a_line_of_redraws_past_the_limit_keeps_its_first_and_last(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, newline: bool, chunk: int) -> None:
+    """A line of ``\\r`` parts longer than MAX_LINE_BYTES keeps its head and its last
+    MAX_LINE_BYTES / 2, both cut at ``\\r``: whole redraws, the run's last one among them; the
+    middle is counted in cut_bytes; every line is counted once."""
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", 1 << 20)
+    long = _redraws(1, 30001)  # ~3 MiB
+    data = b"a\nb\nc\n" + long + (b"\nd\ne\n" if newline else b"")
+    p = tmp_path / "lightning.out"
+    p.write_bytes(data)
+    stats = reader.ReadStats()
+    got = [ln for s, _, _ in iter_line_chunks(p, chunk_bytes=chunk, stats=stats)
+           for ln in s.to_list()]
+    assert len(got) == (6 if newline else 4)
+    assert got[:3] == ["a", "b", "c"] and got[4:] == (["d", "e"] if newline else [])
+    kept = got[3].encode()
+    parts = kept.split(b"\r")
+    assert parts[0] == b"" and len(kept) <= 1 << 20
+    assert parts[1] == _redraws(1, 2)[1:] and parts[-1] == _redraws(30000, 30001)[1:]
+    whole = set(long.split(b"\r"))
+    assert all(x in whole for x in parts)  # no redraw cut in two
+    assert (stats.cut_lines, stats.cut_bytes) == (1, len(long) - len(kept))
+    assert stats.bytes == len(data)
+
+
+def test_the_last_redraw_of_a_long_line_gives_its_row(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import UTC
+
+    from parsers.driver import parse_text
+    from parsers.joblog import JobLogParser
+
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", 1 << 20)
+    # longer than a chunk (CHUNK_BYTES, 8 MiB): only then is the limit met
+    events, _, acct = parse_text(JobLogParser, (_redraws(1, 90001) + b"\n").decode(),
+                                 "slurm-7.out", tz=UTC)
+    its = events.column("iteration").to_pylist()
+    assert acct.read == 1 and min(its) == 1 and max(its) == 90000
+    assert 8000 < len(its) < 12000  # the middle's rows are the ones not read
