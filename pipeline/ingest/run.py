@@ -273,8 +273,11 @@ def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
     con.execute("CREATE VIEW classified_events AS " + rules_mod.sql("classified_events"))
 
 
-#: rows of events.parquet rewritten at a time by ``_anchor`` (each a row group of the new file)
-ANCHOR_ROWS = 1 << 16
+#: rows of events.parquet rewritten at a time by ``_anchor`` (each a row group of the new file).
+#: 16,384, not 65,536: the fleet-dir mix's peak RSS with --jobs 1 was 520 MiB, the rewrite's
+#: parts adding ~65 MiB to the parse's peak; now 450-461 MiB (--jobs 2: 383-442 -> 330-371),
+#: in the same time (3 alternated runs each; the Llama-3 analyze 6.5-7.8 s either way)
+ANCHOR_ROWS = 1 << 14
 
 
 def _anchor(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
