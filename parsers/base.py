@@ -232,14 +232,6 @@ NOT_PREPARED: Any = object()
 #: queries, each a round trip to its thread pool) is more than reading them in Python.
 #: ``TORMORTEM_SMALL_CHUNK=0`` plans every chunk (the prefilter equivalence tests use it)
 SMALL_CHUNK = int(os.environ.get("TORMORTEM_SMALL_CHUNK", "256"))
-#: ... unless its lines are long: a chunk of this many bytes is planned whatever its count
-#: (a Lightning job's tqdm redraws are physical lines of ~100 KB: 8 MiB in ~80 lines)
-SMALL_CHUNK_BYTES = 256 << 10
-
-
-def small_chunk(lines: pl.Series) -> bool:
-    """Is the chunk read line by line (``SMALL_CHUNK``, ``SMALL_CHUNK_BYTES``)?"""
-    return len(lines) < SMALL_CHUNK and int(lines.str.len_bytes().sum()) < SMALL_CHUNK_BYTES
 
 
 class LineParser(Parser):

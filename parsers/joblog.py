@@ -53,7 +53,6 @@ from parsers.base import (
     FileContext,
     LineParser,
     Matcher,
-    small_chunk,
 )
 from parsers.deepspeed import DeepSpeedMatcher
 from parsers.hf_trainer import TQDM, HfTrainerMatcher
@@ -71,6 +70,14 @@ from parsers.torch_dist import TorchDistMatcher
 from parsers.tqdm_parts import BAR_GLUED, tqdm_lines
 
 _OWN = ("exact", "assumed_tz")
+#: a job log's chunk of fewer than ``SMALL_CHUNK`` lines is still planned when it holds this
+#: many bytes (a Lightning job's tqdm redraws are physical lines of ~100 KB: 8 MiB in ~80)
+SMALL_CHUNK_BYTES = 256 << 10
+
+
+def small_chunk(lines: pl.Series) -> bool:
+    """Is the chunk read line by line (``SMALL_CHUNK``, ``SMALL_CHUNK_BYTES``)?"""
+    return len(lines) < SMALL_CHUNK and int(lines.str.len_bytes().sum()) < SMALL_CHUNK_BYTES
 
 
 class JobLogParser(LineParser):

@@ -127,7 +127,7 @@ def test_redraws_of_whole_epochs_in_one_physical_line(monkeypatch: pytest.Monkey
     one physical line of ~90 KB, ended only by what else is printed (ModelCheckpoint's
     ``rank_zero_info``, lightning/pytorch/callbacks/model_checkpoint.py). Fewer lines than
     ``SMALL_CHUNK`` but many bytes: planned, and read per part."""
-    from parsers.base import small_chunk
+    from parsers.joblog import small_chunk
 
     rng = random.Random(5)
     out = []
