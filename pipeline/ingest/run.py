@@ -29,7 +29,6 @@ from datetime import UTC, tzinfo
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -37,11 +36,11 @@ from parsers.base import Accounting
 from parsers.batch import Lookahead, Opened, Ready
 from parsers.driver import FileResult, open_parser, parse_file
 from parsers.reader import InputFile, ReadStats
-from parsers.schema import ATTEMPTS, EVENTS, LINE_ACCOUNTING, UNPARSED
-from pipeline.ingest import outputs, parallel, parts, procs, unknown, years
+from parsers.schema import ATTEMPTS, LINE_ACCOUNTING, UNPARSED
+from pipeline.ingest import anchoring, outputs, parallel, parts, procs, unknown, years
 from pipeline.ingest import ruletable as rules_mod
 from pipeline.ingest.dedup import Fingerprint, survey
-from pipeline.ingest.sink import EventSink, EventsParquet, ParquetSink, connect, events_view_sql
+from pipeline.ingest.sink import EventSink, ParquetSink, connect, events_view_sql
 
 DB_NAME = "tormortem.duckdb"
 #: DuckDB's buffer pool while ingesting (the view ``events`` is read to anchor uptime stamps;
@@ -259,7 +258,8 @@ def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
         con, out / "attempts.parquet")
     years.register(con, result.year_shifts)
     if (row is not None and row[0]) or result.year_shifts:
-        _anchor(result, out, con, events_id)
+        result.anchored, result.unanchored = anchoring.anchor(
+            out, con, events_id, {f: n for f, (n, _) in result.year_shifts.items()})
     for name in ("attempts", "line_accounting", "unparsed_samples", "unknown_templates"):
         con.execute(f"CREATE TABLE {name}_all AS SELECT * FROM "
                     f"read_parquet('{_q(out / (name + '.parquet'))}')")
@@ -271,43 +271,6 @@ def _build_db(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
     con.execute("ALTER TABLE unknown_templates_all RENAME TO unknown_templates")
     rules_mod.register(con, rules)
     con.execute("CREATE VIEW classified_events AS " + rules_mod.sql("classified_events"))
-
-
-#: rows of events.parquet rewritten at a time by ``_anchor`` (each a row group of the new file).
-#: 16,384, not 65,536: the fleet-dir mix's peak RSS with --jobs 1 was 520 MiB, the rewrite's
-#: parts adding ~65 MiB to the parse's peak; now 450-461 MiB (--jobs 2: 383-442 -> 330-371),
-#: in the same time (3 alternated runs each; the Llama-3 analyze 6.5-7.8 s either way)
-ANCHOR_ROWS = 1 << 14
-
-
-def _anchor(result: IngestResult, out: Path, con: duckdb.DuckDBPyConnection,
-            events_id: str) -> None:
-    """events.parquet written again with the uptime-only kernel stamps anchored
-    (``events_anchored.sql``), rows in the same order, schema and descriptions kept."""
-    con.execute(rules_mod.sql("events_boots"))
-    w = EventsParquet(out / "events.parquet.tmp")
-    query = rules_mod.sql("events_anchored")
-    src = pq.ParquetFile(out / "events.parquet")
-    # one thread for the parts: each is small, and every thread of DuckDB keeps what it
-    # allocated (fleet-dir mix: peak RSS 497 MiB with two, ~455 with one)
-    con.execute("SET threads = 1")
-    for batch in src.iter_batches(ANCHOR_ROWS):  # a part at a time (a 416K-row group: +320 MiB)
-        part = pa.Table.from_batches([batch]).append_column(
-            "rn", pa.array(np.arange(batch.num_rows)))
-        con.register("part", part)
-        got = con.sql(query).to_arrow_table()
-        con.unregister("part")
-        w(pa.Table.from_arrays(
-            [c.cast(f.type) for c, f in zip(got.columns, EVENTS, strict=True)],
-            schema=EVENTS))
-    con.execute("RESET threads")
-    w.close(events_id)
-    shutil.move(out / "events.parquet.tmp", out / "events.parquet")
-    counts = con.execute(
-        "SELECT count(*) FILTER (ts_flag = 'uptime_anchored'),"
-        " count(*) FILTER (ts_flag = 'uptime') FROM events").fetchall()[0]
-    assert counts is not None
-    result.anchored, result.unanchored = int(counts[0]), int(counts[1])
 
 
 def _q(p: Path) -> str:

@@ -82,9 +82,9 @@ def test_uptime_only_lines_are_anchored_in_order_part_by_part(tmp_path: Path,
     events.parquet is rewritten a few rows at a time (``ANCHOR_ROWS``)."""
     import polars as pl
 
-    from pipeline.ingest import run as ingest_run
+    from pipeline.ingest import anchoring
 
-    monkeypatch.setattr(ingest_run, "ANCHOR_ROWS", 3)
+    monkeypatch.setattr(anchoring, "ANCHOR_ROWS", 3)
     node = tmp_path / "logs" / "nodes" / "node007"
     node.mkdir(parents=True)
     xid = "NVRM: Xid (PCI:0000:3b:00): {}, pid=1234, GPU has fallen off the bus."
