@@ -67,6 +67,15 @@ class Unique:
         out: np.ndarray = values[self.codes]
         return out
 
+    def subset(self, keep: np.ndarray) -> tuple[np.ndarray, Unique]:
+        """The lines whose key ``keep`` (per key) marks, and their own ``Unique`` (the kept
+        keys, in the same order): patterns only some keys need are evaluated on those."""
+        if keep.all():
+            return np.arange(len(self.codes)), self
+        idx = np.flatnonzero(keep[self.codes])
+        code = np.cumsum(keep) - 1
+        return idx, Unique(self.keys.filter(pl.Series(keep)), code[self.codes[idx]])
+
     def has(self, text: str) -> np.ndarray:
         """Per distinct key: does it contain ``text`` (digits as ``0``)?"""
         got = self._has.get(text)

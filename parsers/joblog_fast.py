@@ -97,13 +97,15 @@ def megatron_iterations(lines: pl.Series) -> FastIterations | None:
     if raw is None:
         return None
     data, starts_all, lens_all = raw
-    # a missing anchor reads as 0 (elapsed) or the largest u32 (iteration): no candidate
-    pos = pl.DataFrame({"l": lines}).select(
-        v=pl.col("l").str.find(ELAPSED_ANCHOR, literal=True).fill_null(0),
-        i=pl.col("l").str.find(ITER_ANCHOR, literal=True).fill_null(np.iinfo(np.uint32).max),
-    )
-    pos_v = pos.get_column("v").to_numpy()  # u32 without nulls: no copy
-    pos_i = pos.get_column("i").to_numpy()
+    # a missing anchor reads as 0 (elapsed) or the largest u32 (iteration): no candidate.
+    # The second search only where the first found something (~1.4 ms of 8 MiB saved on
+    # every chunk of other lines; one query for both did not skip it)
+    elapsed = lines.str.find(ELAPSED_ANCHOR, literal=True)
+    if elapsed.null_count() == len(elapsed):
+        return None
+    pos_v = elapsed.fill_null(0).to_numpy()  # u32 without nulls: no copy
+    pos_i = lines.str.find(ITER_ANCHOR, literal=True).fill_null(
+        np.iinfo(np.uint32).max).to_numpy()
     cand = np.flatnonzero(pos_i < pos_v)
     if cand.size == 0:
         return None

@@ -73,6 +73,38 @@ def test_masks_on_shapes_equal_masks_on_lines(name: str) -> None:
         assert want["cand"].any() and not want["cand"].all()
 
 
+def test_joblog_plan_on_shapes_equals_plan_on_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``joblog_plan.plan`` with shapes runs each candidate prefilter on its own shapes (the
+    claims-free one on NCCL INFO lines' shapes only, ``Unique.subset``); without shapes, on
+    the lines. Every signature's example also stands behind an NCCL INFO prefix, so both
+    prefilters have candidates among their shapes."""
+    base = _lines(dedupe.MIN_LINES + 500, seed=3)
+    nccl = [f"node1:2:3 [0] NCCL INFO {x}" for s in builtin() for x in s.examples] + [
+        "node1:2:3 [0] NCCL INFO Channel 00/32 : 0[0] -> 1[1] via P2P/IPC"] * 50
+    lines = pl.Series(base + nccl * 2)
+    u = dedupe.unique_lines(lines)
+    assert u is not None and len(u.keys) < len(lines) // 4
+    got = joblog_plan.plan(lines)
+    monkeypatch.setattr(dedupe, "unique_lines", lambda *a, **k: None)
+    want = joblog_plan.plan(lines)
+    for field in ("candidate", "noise", "context"):
+        assert np.array_equal(getattr(got, field), getattr(want, field)), field
+    tail = want.candidate[len(base):]
+    assert tail.any() and not tail.all()  # NCCL INFO lines on both sides
+    assert want.candidate[:len(base)].any()
+
+
+def test_subset_keeps_the_lines_of_the_kept_shapes() -> None:
+    lines = pl.Series(["a1", "b2", "a3", "c4", "b5", "a6"])
+    u = dedupe.shapes(lines)
+    keep = np.array([k != "b0" for k in u.keys.to_list()])
+    idx, sub = u.subset(keep)
+    assert idx.tolist() == [0, 2, 3, 5]
+    assert sub.keys.to_list() == ["a0", "c0"]
+    assert [sub.keys[int(c)] for c in sub.codes] == ["a0", "a0", "c0", "a0"]
+    assert u.subset(np.ones(len(u.keys), bool))[1] is u
+
+
 def test_digit_literals_are_confirmed_on_the_line() -> None:
     """``EXT4-fs`` is a literal of the prefilter: on keys it is ``EXT0-fs``, which ``EXT7-fs``
     has too; the line itself decides."""
