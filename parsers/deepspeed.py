@@ -45,6 +45,10 @@ _RATE = re.compile(r"(?:epoch=\d+/micro_step=(\d+)/global_step=(\d+)|^(\d+)/(\d+
                    r"(?:RunningAvg)?SamplesPerSec=([0-9.]+)")
 #: loss scaler (runtime/fp16/loss_scaler.py, zero/stage_1_and_2.py, stage3.py)
 _OVERFLOW = ("OVERFLOW! Rank", "Overflow detected. Skipping step", "Grad overflow on iteration")
+#: every line ``DeepSpeedMatcher._checkpoint`` claims holds one of these
+_CKPT_TEXTS = tuple(re.escape(t) for t in (
+    "[Torch] Checkpoint ", "Saving model checkpoint: ", "zero checkpoint saved ",
+    "[Torch] Loading checkpoint from ", "[Torch] Begin Load checkpoint from "))
 _OVERFLOW_SCALE = re.compile(r"Attempted loss scale: ([0-9.e+]+)")
 _NOISE_HINTS = (
     "[Torch] Saving ", "[Torch] Saved ", "[Torch] Loaded checkpoint",
@@ -61,7 +65,10 @@ class DeepSpeedMatcher:
     #: `` step=``: ``_STEP`` has a space before it (``[Rank 0] step=``, ``rank:0 step=``);
     #: ``step=`` alone let every ``global_step=`` / ``train/step=`` print into Python
     SIGNAL: ClassVar[tuple[str, ...]] = (
-        " step=", "SamplesPerSec=", "heckpoint", *_OVERFLOW, *_NOISE_HINTS)
+        " step=", "SamplesPerSec=", *_OVERFLOW, *_NOISE_HINTS)
+    #: ``heckpoint`` makes a line a candidate only with one of the texts ``_checkpoint``
+    #: tests for (parsers/relax.py)
+    CHECKED: ClassVar[dict[str, tuple[str, ...]]] = {"heckpoint": _CKPT_TEXTS}
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     is_open = never_open

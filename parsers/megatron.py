@@ -96,11 +96,16 @@ class MegatronMatcher:
 
     #: the literals of every line it claims, events and noise (parsers.message)
     SIGNAL: ClassVar[tuple[str, ...]] = (
-        "iteration", "heckpoint", "datetime", "(min, max)", "max time", "time (ms)",
+        "iteration", "datetime", "(min, max)", "max time", "time (ms)",
         "validation loss", "exiting program", "could not find the metadata file",
         "will not load any checkpoints", "....", "..: ", "found NaN", "found Inf",
         "Unexpected result", "] (after ", ") memory (MB) | allocated:",
         *(p.strip() for p in _NOISE_PREFIXES))
+    #: ``heckpoint`` makes a line a candidate only with one of ``_checkpoint``'s patterns
+    #: (parsers/relax.py): a torch ``.../utils/checkpoint.py: UserWarning`` stays out of
+    #: Python; every other rule here has an anchor of its own
+    CHECKED: ClassVar[dict[str, tuple[str, ...]]] = {"heckpoint": tuple(
+        p.pattern for p in (_SAVE_START, _SAVE_END, _SAVE_SCHED, _LOADED, _LOADING))}
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
         # "> building ..." at the start of the message (after a prefix ending in ':' or ']'),
         # not a shell redirection inside another program's line ("cmd > /dev/null")

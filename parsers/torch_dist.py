@@ -90,17 +90,22 @@ _KEYWORDS = ("atchdog", "NCCL", "CUDA", "exitcode", "signal", "terminate", "what
              "Terminating the process")
 _FRAME_CPP = re.compile(r"^frame #\d+: ")
 #: what ``_single`` (and ``classify_error``) can claim in a line whose only keywords are
-#: ``rror``, ``Error``, ``socket`` or ``signal``: every other rule tests a text holding
-#: another keyword, which makes the line a candidate by itself. The prefilter lets a line
-#: holding only these in if it matches one of them (``TorchDistMatcher.CHECKED``,
+#: ``rror``, ``Error``, ``socket``, ``signal`` or ``torch``: every other rule tests a text
+#: holding another keyword, which makes the line a candidate by itself (the only rules that
+#: test for ``torch`` are the torchrun noise marks, which are here). The prefilter lets a
+#: line holding only these in if it matches one of them (``TorchDistMatcher.CHECKED``,
 #: parsers/relax.py): sshd's ``error: Received disconnect``, containerd's ``level=error``,
-#: the kernel's ``initializing netlink socket`` stay out of Python
+#: the kernel's ``initializing netlink socket``, torch's own ``UserWarning`` lines (a path
+#: ``.../site-packages/torch/...``: ~60 us each in Python) stay out of Python
 _KEYWORD_ONLY = (
     RDZV.pattern, _C10.pattern, _GLOG.pattern, "Heartbeat monitor timed out",
     "Timed out initializing process group in store based barrier",
     *(re.escape(m) for m in (*_NOISE_MARKS, *_ABORT_MARKS, _DUMP_SIGNAL)),
     _C10D_SOCKET.pattern, "server socket has failed to listen", _TEARDOWN.pattern,
     _DEATH.pattern)
+
+#: the keywords whose lines must also match one of ``_KEYWORD_ONLY``
+_CHECKED_KEYWORDS = ("rror", "Error", "socket", "signal", "torch")
 
 
 class TorchDistMatcher:
@@ -109,7 +114,7 @@ class TorchDistMatcher:
     #: every single line it claims contains one of its keywords (``_KEYWORDS``); tracebacks and
     #: ChildFailedError reports start with one and hold the block open (``is_open``)
     SIGNAL: ClassVar[tuple[str, ...]] = (
-        *(k for k in _KEYWORDS if k not in ("NCCL", "rror", "Error", "socket", "signal")),
+        *(k for k in _KEYWORDS if k not in ("NCCL", *_CHECKED_KEYWORDS)),
         "Traceback (most recent call last)",
         "ChildFailedError", "NCCL error", "NCCL communicator", "Some NCCL operations",
         "ProcessGroupNCCL",
@@ -122,7 +127,7 @@ class TorchDistMatcher:
     #: not be a candidate: its other keywords are in SIGNAL.
     #: keywords whose lines must also match one of their patterns (see ``_ERROR_ONLY``)
     CHECKED: ClassVar[dict[str, tuple[str, ...]]] = dict.fromkeys(
-        ("rror", "Error", "socket", "signal"), _KEYWORD_ONLY)
+        _CHECKED_KEYWORDS, _KEYWORD_ONLY)
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
         r"\[[FEWIV](?:\d{3,4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]+:\d+\] .*NCCL",
         r"\[[FEWIV](?:\d{3,4} \d\d:\d\d:\d\d\.\d+)?(?: \d+)? [^\]\s]*NCCL[^\]\s]*:\d+\] ",
