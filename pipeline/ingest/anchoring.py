@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import numpy as np
@@ -116,27 +115,25 @@ def _uptime_fixed(batch: pa.RecordBatch, boots: pa.Table) -> pa.RecordBatch | No
     if not rows.size:
         return batch
     up = np.asarray(batch.column("uptime_s").to_numpy(zero_copy_only=False), np.float64)[rows]
-    boot = np.asarray(pc.take(boots.column("boot_us"), at).to_numpy(zero_copy_only=False),
-                      np.float64)[rows]
-    if not (np.isfinite(up).all() and np.isfinite(boot).all()):
+    boot = np.asarray(pc.take(boots.column("boot_us"), pc.take(at, rows))
+                      .to_numpy(zero_copy_only=False), np.int64)
+    if not np.isfinite(up).all():
         return None
     micros = _round_half_away(up * 1e6)
     # in float: a sum beyond int64 or the timestamp range is the query's to refuse
-    if (np.abs(micros) > 2.0 ** 62).any() or ((boot + micros) < _MIN_US).any() \
-            or ((boot + micros) > _MAX_US).any():
+    end = boot.astype(np.float64) + micros
+    if (np.abs(micros) > 2.0 ** 62).any() or (end < _MIN_US).any() or (end > _MAX_US).any():
         return None
-    boot_i = np.asarray(pc.take(boots.column("boot_us"), at).to_numpy(zero_copy_only=False))
-    new = boot_i[rows].astype(np.int64) + micros.astype(np.int64)
     values = np.zeros(batch.num_rows, np.int64)
-    values[rows] = new
-    anchored_ts = pa.array(values, pa.int64()).cast(ts.type)
+    values[rows] = boot + micros.astype(np.int64)
     mask = pa.array(fix)
-    cols: dict[str, Any] = {name: batch.column(name) for name in batch.schema.names}
-    cols["ts"] = pc.if_else(mask, anchored_ts, ts)
     flag = batch.column("ts_flag")
-    cols["ts_flag"] = pc.if_else(mask, pa.scalar("uptime_anchored", flag.type), flag)
-    return pa.RecordBatch.from_arrays([cols[n] for n in batch.schema.names],
-                                      schema=batch.schema)
+    for name, new in (("ts", pc.if_else(mask, pa.array(values).cast(ts.type), ts)),
+                      ("ts_flag", pc.if_else(mask, pa.scalar("uptime_anchored", flag.type),
+                                             flag))):
+        i = batch.schema.get_field_index(name)
+        batch = batch.set_column(i, batch.schema.field(i), new)
+    return batch
 
 
 def _round_half_away(x: np.ndarray) -> np.ndarray:
