@@ -27,6 +27,7 @@ part is, UNPARSED if any non-progress-bar part is unrecognised, NOISE otherwise.
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC
 from typing import Any, ClassVar
 
@@ -133,7 +134,10 @@ class JobLogParser(LineParser):
 
     # -- emitting ---------------------------------------------------------------------------
     def emit(self, **fields: Any) -> None:
-        """One event row with the current line's defaults (see module docstring)."""
+        """One event row with the defaults of the current line or ``pin``'s (module doc)."""
+        pin = fields.pop("pin", None)
+        ts, flag, rank, line, msg = pin if pin is not None else (
+            self._ts, self._flag, self._rank, self._line, self._msg)
         f = {k: v for k, v in fields.items() if v is not None}
         fb = f.pop("ts_fallback", None)
         fbf = f.pop("ts_fallback_flag", None)
@@ -141,18 +145,18 @@ class JobLogParser(LineParser):
             f.setdefault("ts_flag", "assumed_tz")
             if f["ts_flag"] in _OWN:
                 self._emitted_ts = f["ts"]
-        elif self._flag not in _OWN and fb is not None:
+        elif flag not in _OWN and fb is not None:
             f["ts"], f["ts_flag"] = fb, fbf or "assumed_tz"
         else:
-            f["ts"], f["ts_flag"] = self._ts, self._flag
+            f["ts"], f["ts_flag"] = ts, flag
         if f.get("host") == "":  # a row about no particular host (a Slurm job start)
             f["host"], f["host_from"] = None, "unknown"
         elif "host" in f:
             f.setdefault("host_from", "line")
         else:
             f["host"], f["host_from"] = self._path_host, self._path_host_from
-        if self._rank is not None:
-            f.setdefault("rank", self._rank)
+        if rank is not None:
+            f.setdefault("rank", rank)
         if self.ctx.job_hint is not None:
             f.setdefault("job_id", self.ctx.job_hint)
         # progress rows are the bulk of a job log and their fields are extracted: no copy of
@@ -161,8 +165,8 @@ class JobLogParser(LineParser):
         if f.get("kind") in ("iteration", "progress_bar"):
             f.pop("message", None)
         else:
-            f.setdefault("message", self._msg)
-        f.setdefault("line_no", self._line)
+            f.setdefault("message", msg)
+        f.setdefault("line_no", line)
         self.events.add(**f)
         # a block's row flushed by this line (a CUDA error's tail ended by it) is not this
         # line's: the line still goes to the other recognisers
@@ -170,6 +174,11 @@ class JobLogParser(LineParser):
             self._emitted += 1
         if f.get("kind") == "slurm_job_cancelled":
             self._execution_ended = True
+
+    def pinned(self) -> Emit:
+        """``emit`` with this line's defaults: torch's rows come out at a later line."""
+        pin = (self._ts, self._flag, self._rank, self._line, self._msg)
+        return functools.partial(self.emit, pin=pin)
 
     # -- per line ---------------------------------------------------------------------------
     def parse_line(self, text: str, line_no: int) -> int:
@@ -219,8 +228,9 @@ class JobLogParser(LineParser):
         matchers = self._nccl_first if "NCCL " in msg and self.nccl.owns(msg) \
             else self.matchers
         for m in matchers:
-            status = m.match(ranked if isinstance(m, TorchDistMatcher) else msg, line_no,
-                             self.emit)
+            torch = isinstance(m, TorchDistMatcher)
+            status = m.match(ranked if torch else msg, line_no,
+                             self.pinned() if torch else self.emit)
             if status is not None:
                 break
         if self._emitted_ts is not None and p.ts is None:

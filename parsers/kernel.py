@@ -406,9 +406,9 @@ class KernelLogParser(LineParser):
             return EVENT
         return UNPARSED if r == UNPARSED else NOISE
 
-    def _fields_emit(self, **fields: Any) -> None:
-        """Rows of the message layer's other recognisers, on the current line's envelope."""
-        e = self.env
+    def _fields_emit(self, env: Env | None = None, **fields: Any) -> None:
+        """Rows of the other recognisers, on ``env`` (a late row's own line) or the current."""
+        e = env or self.env
         assert e is not None
         f = {k: v for k, v in fields.items() if v is not None}
         for k in ("ts_fallback", "ts_fallback_flag"):
@@ -423,17 +423,17 @@ class KernelLogParser(LineParser):
 
     def _peeled_fields(self, p: Any) -> Any:
         """``_fields_emit`` with what the prefix layer read inside the message on top."""
-        extra = peeled_fields(p)
+        extra, env = peeled_fields(p), self.env
 
         def emit(**fields: Any) -> None:
-            self._fields_emit(**{**extra, **fields})
+            self._fields_emit(env, **{**extra, **fields})
         return emit
 
     def _peeled_emit(self, line_no: int) -> Any:
         def make(p: Any) -> Any:
-            self.env = Env(p.ts, p.flag or ("uptime" if p.uptime_s is not None else "missing"),
-                           p.uptime_s, p.host, p.fmt or "text", line_no)
-            return self._fields_emit
+            flag = p.flag or ("uptime" if p.uptime_s is not None else "missing")
+            e = self.env = Env(p.ts, flag, p.uptime_s, p.host, p.fmt or "text", line_no)
+            return lambda **fields: self._fields_emit(e, **fields)
         return make
 
     def _emit(self, kind: str, message: str, *, code: str | None = None,

@@ -23,6 +23,12 @@ ChildFailedError report (torch/distributed/elastic/multiprocessing/errors/__init
 failure entry, on the entry's ``traceback :`` line (where it says what killed the rank), and
 the root cause's row once more on the report's first line; flushed at the closing ``====``
 border or in ``finish``.
+
+A traceback's row, and a one-line error's that waits for its continuation lines, comes out
+at a later line (the one that ends it). It keeps the ``emit`` of its own line (``ORIGIN``),
+so its stamp and the other defaults of the dialect are those of the line it is about, not of
+the line that happened to close it (which the prefilter may put far later: parsers/prefilter.py
+sends only candidates and wake lines to Python).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Any
 
+from parsers.base import Emit
 from parsers.nccl import NcclMatcher
 from parsers.signature_table import SignatureMatcher
 from parsers.timeutil import TimeError, parse_iso
@@ -59,6 +66,15 @@ _CODE_LINES = 4
 _FRAME_OTHER = ("|", "+-", "+ Exception Group", "[Previous line repeated", "...")
 MAX_BLOCK_LINES = 2000  #: a block not closed after this many lines is flushed
 IDLE_LINES = 3  #: a finished chain of another rank prefix is closed after this many lines
+#: a row's key holding the ``emit`` of the line the row is about (``emit_rows`` pops it)
+ORIGIN = "\0emit"
+
+
+def emit_rows(rows: list[dict[str, Any]], emit: Emit) -> None:
+    """Emit rows finished by a block (they carry their own ``line_no``), each through the
+    ``emit`` of its own line if it kept one, else through ``emit``."""
+    for row in rows:
+        (row.pop(ORIGIN, None) or emit)(**row)
 
 
 def exception_type(line: str) -> tuple[str, str] | None:
@@ -85,6 +101,7 @@ class Traceback:
     classified: bool = False
     last_error: bool = False  #: the previous line was "Last error:"
     since_frame: int = _CODE_LINES  #: indented lines since the last frame line (none yet)
+    emit: Emit | None = None  #: the ``emit`` of ``best``'s line
 
 
 class TracebackTracker:
@@ -104,8 +121,8 @@ class TracebackTracker:
         self.open[key] = Traceback(start=line_no, key=key, last=line_no)
         return rows
 
-    def open_tail(self, key: int | None, row: dict[str, Any] | None,
-                  line_no: int) -> list[dict[str, Any]]:
+    def open_tail(self, key: int | None, row: dict[str, Any] | None, line_no: int,
+                  emit: Emit | None = None) -> list[dict[str, Any]]:
         """A one-line error outside a traceback: its continuation lines (``ncclRemoteError:
         ...``, ``Last error:`` + the NCCL last error) join ``row``, emitted when they end.
         ``row`` None: a duplicate whose continuation is consumed without a row."""
@@ -113,10 +130,11 @@ class TracebackTracker:
         if row is not None:
             row = {**row, "line_no": line_no}
         self.open[key] = Traceback(start=line_no, key=key, last=line_no, state="tail", best=row,
-                                   classified=row is not None)
+                                   classified=row is not None, emit=emit)
         return rows
 
-    def feed(self, key: int | None, text: str, line_no: int) -> tuple[bool, list[dict[str, Any]]]:
+    def feed(self, key: int | None, text: str, line_no: int,
+             emit: Emit | None = None) -> tuple[bool, list[dict[str, Any]]]:
         """Offer a line (rank prefix removed) to the open traceback of ``key``. Finished
         chains of other keys idle for more than ``IDLE_LINES`` lines are closed first, so their
         rows come out close to where they were printed."""
@@ -126,7 +144,7 @@ class TracebackTracker:
             return False, rows
         if line_no - tb.start > MAX_BLOCK_LINES:
             return False, rows + self.close(key)
-        consumed, more = self._feed(tb, text, line_no)
+        consumed, more = self._feed(tb, text, line_no, emit)
         if consumed:
             tb.last = line_no
         return consumed, rows + more
@@ -138,7 +156,8 @@ class TracebackTracker:
                 rows.extend(self.close(k))
         return rows
 
-    def _feed(self, tb: Traceback, text: str, line_no: int) -> tuple[bool, list[dict[str, Any]]]:
+    def _feed(self, tb: Traceback, text: str, line_no: int,
+              emit: Emit | None) -> tuple[bool, list[dict[str, Any]]]:
         key = tb.key
         if tb.state == "frames":
             if _FRAME.match(text):
@@ -154,7 +173,7 @@ class TracebackTracker:
             exc = exception_type(text)
             if exc is None:
                 return False, []
-            self._final(tb, exc, text, line_no)
+            self._final(tb, exc, text, line_no, emit)
             tb.state = "tail"
             return True, []
         stripped = text.strip()
@@ -209,9 +228,10 @@ class TracebackTracker:
         tb = self.open.pop(key, None)
         if tb is None or tb.best is None:
             return []
+        row = tb.best if tb.emit is None else {**tb.best, ORIGIN: tb.emit}
         if key is not None and "rank" not in tb.best:
-            return [{**tb.best, "rank": key}]
-        return [tb.best]
+            return [{**row, "rank": key}]
+        return [row]
 
     def close_all(self) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
@@ -219,7 +239,8 @@ class TracebackTracker:
             rows.extend(self.close(key))
         return rows
 
-    def _final(self, tb: Traceback, exc: tuple[str, str], text: str, line_no: int) -> None:
+    def _final(self, tb: Traceback, exc: tuple[str, str], text: str, line_no: int,
+               emit: Emit | None) -> None:
         etype = exc[0]
         fields = classify_error(text)
         if fields is None:
@@ -234,13 +255,14 @@ class TracebackTracker:
             if not tb.classified:
                 tb.best = {**fields, "message": text.strip(), "format": "python-traceback",
                            "line_no": line_no}
-                tb.classified = True
+                tb.classified, tb.emit = True, emit
             return
         if etype.endswith("ChildFailedError"):
             return  # the elastic report that follows carries the rows
         if not tb.classified:
             tb.best = {"kind": "python_exception", "code": etype, "message": text.strip(),
                        "format": "python-traceback", "line_no": line_no}
+            tb.emit = emit
 
     @staticmethod
     def _append(tb: Traceback, extra: str) -> None:

@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 
 from parsers.base import EVENT, NOISE, Emit, FileContext
 from parsers.timeutil import TimeError, YearInference, local_to_us, parse_iso
-from parsers.torch_blocks import ElasticTracker, TracebackTracker
+from parsers.torch_blocks import ElasticTracker, TracebackTracker, emit_rows
 from parsers.torch_errors import RDZV, classify_error
 
 _RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?")
@@ -140,7 +140,8 @@ class TorchDistMatcher:
         self.tracebacks = TracebackTracker()
         self.elastic = ElasticTracker(self.tz)
         self.cpp_type: str | None = None
-        self.terminate: tuple[int, str] | None = None  #: a "terminate called" awaiting what()
+        #: a "terminate called" awaiting what(): its line, type and the ``emit`` of its line
+        self.terminate: tuple[int, str, Emit] | None = None
 
     # -- protocol ---------------------------------------------------------------------------
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:
@@ -153,10 +154,10 @@ class TorchDistMatcher:
         """``terminate called after throwing an instance of 'T'`` says nothing until the
         ``what():`` line after it does: the first row of the next lines is copied onto it."""
         assert self.terminate is not None
-        t_line, t_type = self.terminate
+        t_line, t_type, t_emit = self.terminate
         if line_no - t_line > 3:
             self.terminate = None
-            emit(kind="python_exception", code=t_type, line_no=t_line, format="torch",
+            t_emit(kind="python_exception", code=t_type, line_no=t_line, format="torch",
                  message=f"terminate called after throwing an instance of '{t_type}'")
             return emit
 
@@ -165,7 +166,7 @@ class TorchDistMatcher:
             if self.terminate is not None and fields.get("line_no") in (None, line_no) \
                     and "what():" in str(fields.get("message", "")):
                 self.terminate = None
-                emit(**{**fields, "line_no": t_line})
+                t_emit(**{**fields, "line_no": t_line})
         return out
 
     def is_open(self) -> bool:
@@ -180,18 +181,18 @@ class TorchDistMatcher:
             rank, body = int(m.group(1)), text[m.end():]
         if self.elastic.report is not None:
             consumed, rows = self.elastic.feed(body, line_no)
-            _emit_rows(rows, emit)
+            emit_rows(rows, emit)
             if consumed:
                 return EVENT
-        consumed, rows = self.tracebacks.feed(rank, body, line_no)
-        _emit_rows(rows, emit)
+        consumed, rows = self.tracebacks.feed(rank, body, line_no, emit)
+        emit_rows(rows, emit)
         if body.rstrip().endswith("ChildFailedError:"):
-            _emit_rows(self.elastic.start(line_no), emit)
+            emit_rows(self.elastic.start(line_no), emit)
             return EVENT
         if consumed:
             return EVENT
         if body.strip() == "Traceback (most recent call last):":
-            _emit_rows(self.tracebacks.start(rank, line_no), emit)
+            emit_rows(self.tracebacks.start(rank, line_no), emit)
             return EVENT
         return self._single(body, rank, line_no, emit)
 
@@ -199,8 +200,8 @@ class TorchDistMatcher:
         """Flush open tracebacks and an unclosed ChildFailedError report."""
         if self.terminate is not None:
             self._terminate_echo(self.terminate[0] + 99, emit)
-        _emit_rows(self.tracebacks.close_all(), emit)
-        _emit_rows(self.elastic.close(), emit)
+        emit_rows(self.tracebacks.close_all(), emit)
+        emit_rows(self.elastic.close(), emit)
 
     # -- single lines -----------------------------------------------------------------------
     def _single(self, body: str, key: int | None, line_no: int, emit: Emit) -> int | None:
@@ -271,7 +272,7 @@ class TorchDistMatcher:
         if "terminate called after throwing" in body:
             c = _TERMINATE.search(body)
             self.cpp_type = c.group(1) if c else None
-            self.terminate = (line_no, self.cpp_type or "C++ exception")
+            self.terminate = (line_no, self.cpp_type or "C++ exception", emit)
             return EVENT
         return self._error_line(body, base, key, line_no, emit)
 
@@ -289,9 +290,9 @@ class TorchDistMatcher:
         msg = _msg(body)
         row = {**base, **fields, "message": msg, "format": "torch"}
         if what and self.terminate is not None:  # the row of the line that says what it was
-            t_line, self.terminate = self.terminate[0], None
-            emit(**{**row, "line_no": t_line})
-        _emit_rows(self.tracebacks.open_tail(key, row or None, line_no), emit)
+            (t_line, _, t_emit), self.terminate = self.terminate, None
+            t_emit(**{**row, "line_no": t_line})
+        emit_rows(self.tracebacks.open_tail(key, row or None, line_no, emit), emit)
         return EVENT
 
     # -- helpers ----------------------------------------------------------------------------
@@ -312,12 +313,6 @@ class TorchDistMatcher:
         except (TimeError, ValueError):
             pass
         return {}
-
-
-def _emit_rows(rows: list[dict[str, Any]], emit: Emit) -> None:
-    """Emit rows finished by a block (they carry their own ``line_no``)."""
-    for row in rows:
-        emit(**row)
 
 
 def _bracket_rank(body: str) -> int | None:

@@ -59,16 +59,12 @@ def test_torch_warnings_stay_out_and_claimed_lines_get_in(claims: bool) -> None:
 @pytest.mark.parametrize("source", ["joblog", "text", "-"])
 def test_the_rows_are_the_same_with_the_prefilter_off(tmp_path: Path, source: str) -> None:
     """A job log of iterations, torch warnings and the claimed lines: every row, count and
-    unparsed sample the same with the prefilter on and off. (Not the DistNetworkError line:
-    its row waits for continuation lines and takes the stamp current when it is emitted,
-    which differs between the two paths when stamped lines that are no candidates come
-    between -- a limit of the tail rows, with or without these anchors, in the README.)"""
-    claimed = CLAIMED[:-1]
+    unparsed sample the same with the prefilter on and off."""
     body = []
     for i in range(40):
         body += [f" iteration {i + 1:8d}/    1000 | consumed samples: {i * 8:12d} | elapsed "
                  "time per iteration (ms): 812.3 | learning rate: 3.0E-04 |",
-                 WARNINGS[i % len(WARNINGS)], claimed[i % len(claimed)]]
+                 WARNINGS[i % len(WARNINGS)], CLAIMED[i % len(CLAIMED)]]
     f = tmp_path / "slurm-77.out"
     f.write_text("\n".join(body) + "\n", encoding="utf-8")
     off, on = _parse_all([str(f)], source, "0"), _parse_all([str(f)], source, "1")
