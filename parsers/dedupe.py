@@ -76,6 +76,14 @@ class Unique:
         code = np.cumsum(keep) - 1
         return idx, Unique(self.keys.filter(pl.Series(keep)), code[self.codes[idx]])
 
+    def of_lines(self, idx: np.ndarray) -> Unique:
+        """The ``Unique`` of the lines ``idx`` (the keys they have, in the same order): what
+        ``shapes(lines.gather(idx))`` finds, up to the keys' order, without reading them."""
+        codes = self.codes[idx]
+        keep = np.zeros(len(self.keys), bool)
+        keep[codes] = True
+        return Unique(self.keys.filter(pl.Series(keep)), (np.cumsum(keep) - 1)[codes])
+
     def has(self, text: str) -> np.ndarray:
         """Per distinct key: does it contain ``text`` (digits as ``0``)?"""
         got = self._has.get(text)

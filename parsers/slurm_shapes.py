@@ -110,10 +110,11 @@ def shape_table(keys: list[str]) -> dict[str, np.ndarray]:
 
 
 def ctld_shaped(lines: pl.Series, ok: np.ndarray, off: int
-                ) -> tuple[pl.DataFrame, np.ndarray] | None:
+                ) -> tuple[pl.DataFrame, np.ndarray, dedupe.Unique] | None:
     """The rows ``ctld_fast`` builds (columns i, ts, msg, kind, job_id, code, value; in line
-    order) and the chunk indices of its submit lines with a valid stamp, or None when the
-    chunk's lines do not repeat by shape. ``ok``: the lines that are printable ASCII."""
+    order), the chunk indices of its submit lines with a valid stamp and their shapes, or
+    None when the chunk's lines do not repeat by shape. ``ok``: the lines that are printable
+    ASCII."""
     u = dedupe.unique_lines(lines, min_lines=MIN_LINES)
     if u is None or len(u.keys) > MAX_SHAPES:
         return None
@@ -141,4 +142,4 @@ def ctld_shaped(lines: pl.Series, ok: np.ndarray, off: int
                                      return_dtype=pl.String).alias("kind"),
         cut("js", "jl").alias("job_id"), cut("cs", "cl").alias("code"),
         cut("vs", "vl").cast(pl.Float64).alias("value"))
-    return rows, submit
+    return rows, submit, u.of_lines(submit)

@@ -105,6 +105,19 @@ def test_subset_keeps_the_lines_of_the_kept_shapes() -> None:
     assert u.subset(np.ones(len(u.keys), bool))[1] is u
 
 
+def test_of_lines_is_the_shapes_of_those_lines() -> None:
+    """``of_lines``: the lines' keys, each key once, only keys those lines have -- what
+    ``shapes`` of the gathered lines finds (its keys in another order)."""
+    lines = pl.Series(["a1", "b2", "a3", "c4", "b5", "a6", "d7"])
+    u = dedupe.shapes(lines)
+    for idx in ([0, 2, 5], [3, 1, 6], [6], [4, 0, 3, 2]):
+        got = u.of_lines(np.array(idx))
+        want = dedupe.shapes(lines.gather(idx))
+        assert got.keys.gather(got.codes).to_list() == want.keys.gather(want.codes).to_list()
+        assert sorted(got.keys.to_list()) == sorted(want.keys.to_list())
+        assert got.keys.n_unique() == len(got.keys)
+
+
 def test_digit_literals_are_confirmed_on_the_line() -> None:
     """``EXT4-fs`` is a literal of the prefilter: on keys it is ``EXT0-fs``, which ``EXT7-fs``
     has too; the line itself decides."""

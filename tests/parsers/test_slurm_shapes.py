@@ -52,10 +52,14 @@ def test_shapes_give_what_every_line_gives(offset_h: int,
     off = offset_h * 3_600_000_000
     got = slurm_shapes.ctld_shaped(lines, ok, off)
     assert got is not None
-    rows, submit = got
+    rows, submit, shapes = got
     want_rows, want_submit = slurm_fast._per_line(lines, ok, off)
     assert rows.equals(want_rows)
     assert np.array_equal(submit, want_submit)
+    # the submit lines' shapes, taken from the chunk's: each line's key as read from them
+    want = dedupe.shapes(lines.gather(submit))
+    assert shapes.keys.gather(shapes.codes).to_list() == want.keys.gather(want.codes).to_list()
+    assert sorted(shapes.keys.to_list()) == sorted(want.keys.to_list())
     assert rows.height == 17 * 5 and submit.size == 3 * 5  # 11 + 6 rows, 2 + 1 submits
     taken = set(rows.get_column("job_id").to_list())
     assert {"6", "8", "9", "10", "11", "13"} <= taken  # edges the patterns accept
