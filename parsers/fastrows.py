@@ -144,6 +144,19 @@ def iso_us(stamp: pl.Expr, frac: pl.Expr, offset_us: int) -> pl.Expr:
     return secs.cast(pl.Int64) + us - offset_us
 
 
+def bracket_iso_us(line: pl.Expr, end: pl.Expr, offset_us: int) -> pl.Expr:
+    """``iso_us`` of a line that begins ``[YYYY-MM-DDTHH:MM:SS]`` or ``[...SS.fraction]``
+    (checked by the caller; ``end``: where its ``]`` is). The fraction's first six digits are
+    read as a number and scaled (``12`` -> 120000): ~3.5 ms per 8 MiB of slurmctld log where
+    ``iso_us``'s padding of a conditional slice took ~6.5."""
+    n = (end.cast(pl.Int64) - 21).clip(0, 6)
+    us = (line.str.slice(21, n).cast(pl.Int64, strict=False).fill_null(0)
+          * pl.lit(10, pl.Int64).pow(6 - n))
+    secs = line.str.slice(1, 19).str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us",
+                                                 strict=False)
+    return secs.cast(pl.Int64) + us - offset_us
+
+
 #: a line of printable ASCII only (what ``printable`` computes)
 PRINTABLE = r"^[ -~]*$"
 

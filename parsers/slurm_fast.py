@@ -39,7 +39,7 @@ import polars as pl
 from parsers import dedupe, prefilter
 from parsers.anchors import CompiledPrefilter
 from parsers.base import EVENT, NOISE
-from parsers.fastrows import ISO_SECONDS, fixed_offset_us, iso_us, printable
+from parsers.fastrows import ISO_SECONDS, bracket_iso_us, fixed_offset_us, printable
 from parsers.schema import EVENTS
 from parsers.slurm_shapes import ALLOCATE as _ALLOCATE
 from parsers.slurm_shapes import BACKFILL as _BACKFILL
@@ -89,11 +89,9 @@ def _envelope(lines: pl.Series, off: int, ok: np.ndarray | None = None) -> pl.Da
             .with_row_index("i")
             .filter(pl.col("p") & line.str.contains(_PREFIX))
             .with_columns(end=line.str.find("]", literal=True))
-            .with_columns(stamp=line.str.slice(1, 19),
-                          frac=pl.when(end > 20).then(line.str.slice(21, end - 21)),
-                          msg=line.str.slice(end + 2))
+            .with_columns(msg=line.str.slice(end + 2))
             .filter(~pl.col("msg").str.contains(_EMBEDDED))
-            .with_columns(iso_us(pl.col("stamp"), pl.col("frac"), off).alias("ts"))
+            .with_columns(bracket_iso_us(line, end, off).alias("ts"))
             .filter(pl.col("ts").is_not_null())
             .select("i", "ts", "msg"))
 

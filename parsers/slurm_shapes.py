@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from parsers import dedupe
-from parsers.fastrows import ISO_SECONDS, iso_us
+from parsers.fastrows import ISO_SECONDS, bracket_iso_us
 
 MAX_SHAPES = 4096
 MIN_LINES = dedupe.MIN_LINES  #: fewer lines: ``ctld_fast`` as before (tests lower it)
@@ -131,9 +131,7 @@ def ctld_shaped(lines: pl.Series, ok: np.ndarray, off: int
         return pl.when(pl.col(s) >= 0).then(line.str.slice(pl.col(s), pl.col(n)))
 
     got = (df.filter(line.str.contains(ENVELOPE))
-           .with_columns(iso_us(line.str.slice(1, 19),
-                                pl.when(end > 20).then(line.str.slice(21, end - 21)),
-                                off).alias("ts"))
+           .with_columns(bracket_iso_us(line, end, off).alias("ts"))
            .filter(pl.col("ts").is_not_null()))
     submit = got.filter(pl.col("fam") == SUBMIT).get_column("i").to_numpy().astype(np.int64)
     rows = got.filter(pl.col("fam") != SUBMIT).select(

@@ -88,7 +88,11 @@ def test_envelope_equals_its_regex() -> None:
     extra = ["[2024-05-01T01:00:07.5] msg with ] bracket] inside",
              "[2024-05-01T01:00:07.] no fraction digits", "[2024-05-01T01:00:07]",
              "[2024-05-01T01:00:07] ", "[2024-05-01T01:00:07.1234567890] ten digits",
-             "[2024-13-01T01:00:07] month 13", " [2024-05-01T01:00:07] leading space"]
+             "[2024-13-01T01:00:07] month 13", " [2024-05-01T01:00:07] leading space",
+             # every length of fraction (bracket_iso_us scales the first six digits), and
+             # stamps before and at the epoch
+             *(f"[2024-05-01T01:00:07.{'987654321'[:n]}] {n} digits" for n in range(1, 10)),
+             "[1969-12-31T23:59:59.999999] before the epoch", "[1970-01-01T00:00:00.5] epoch"]
     lines = CTLD.splitlines() + extra
     for chunk in (_chunk(lines), _chunk([x for x in lines if x.isascii()]),
                   _chunk([x for x in lines if x.isascii() and x.isprintable()]),
