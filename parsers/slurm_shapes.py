@@ -55,6 +55,7 @@ FAMILIES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 _SUBMIT = re.compile(SUBMIT_LINE)
 SUBMIT = len(FAMILIES)  #: the family code of a submit line (noise)
+KINDS = pl.Series("kind", [k for _, _, k in FAMILIES], pl.String)  #: per family code
 _NUM = re.compile(r"([0-9]+)$")
 #: per shape: family (-1: none), the stamp's ``]``, job id span, code span, value span
 _COLS = ("fam", "end", "js", "jl", "cs", "cl", "vs", "vl")
@@ -121,7 +122,6 @@ def ctld_shaped(lines: pl.Series, ok: np.ndarray, off: int
     t = shape_table(u.keys.to_list())
     per = {c: v[u.codes] for c, v in t.items()}
     take = np.flatnonzero(ok & (per["fam"] >= 0))
-    kinds = np.array([k for _, _, k in FAMILIES] + [""], dtype=object)
     df = pl.DataFrame({"i": take.astype(np.uint32), "l": lines.gather(take),
                        **{c: per[c][take] for c in _COLS}})
     line = pl.col("l")
@@ -134,10 +134,12 @@ def ctld_shaped(lines: pl.Series, ok: np.ndarray, off: int
            .with_columns(bracket_iso_us(line, end, off).alias("ts"))
            .filter(pl.col("ts").is_not_null()))
     submit = got.filter(pl.col("fam") == SUBMIT).get_column("i").to_numpy().astype(np.int64)
-    rows = got.filter(pl.col("fam") != SUBMIT).select(
+    rows = got.filter(pl.col("fam") != SUBMIT)
+    # each row's kind gathered from the families' (string views; ~2 ms per 8 MiB less than
+    # a replace_strict of the codes)
+    rows = rows.select(
         "i", "ts", line.str.slice(end + 2).alias("msg"),
-        pl.col("fam").replace_strict(list(range(SUBMIT)), list(kinds[:SUBMIT]),
-                                     return_dtype=pl.String).alias("kind"),
+        pl.lit(KINDS.gather(rows.get_column("fam"))).alias("kind"),
         cut("js", "jl").alias("job_id"), cut("cs", "cl").alias("code"),
         cut("vs", "vl").cast(pl.Float64).alias("value"))
     return rows, submit, u.of_lines(submit)
