@@ -73,8 +73,7 @@ class Unique:
         if keep.all():
             return np.arange(len(self.codes)), self
         idx = np.flatnonzero(keep[self.codes])
-        code = np.cumsum(keep) - 1
-        return idx, Unique(self.keys.filter(pl.Series(keep)), code[self.codes[idx]])
+        return idx, self._kept(keep, self.codes[idx])
 
     def of_lines(self, idx: np.ndarray) -> Unique:
         """The ``Unique`` of the lines ``idx`` (the keys they have, in the same order): what
@@ -82,6 +81,10 @@ class Unique:
         codes = self.codes[idx]
         keep = np.zeros(len(self.keys), bool)
         keep[codes] = True
+        return self._kept(keep, codes)
+
+    def _kept(self, keep: np.ndarray, codes: np.ndarray) -> Unique:
+        """The keys ``keep`` marks, for lines of these ``codes`` (all among them)."""
         return Unique(self.keys.filter(pl.Series(keep)), (np.cumsum(keep) - 1)[codes])
 
     def has(self, text: str) -> np.ndarray:

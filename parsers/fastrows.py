@@ -139,9 +139,14 @@ def iso_us(stamp: pl.Expr, frac: pl.Expr, offset_us: int) -> pl.Expr:
     """Epoch microseconds of a zone-less ISO stamp (``ISO_SECONDS``) with its fraction digits
     (or null), read in a zone ``offset_us`` east of UTC: ``timeutil.iso_match_to_us`` for such
     stamps (fraction cut to microseconds, not rounded). Null for a date that does not exist."""
-    secs = stamp.str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us", strict=False)
     us = frac.str.pad_end(6, "0").str.slice(0, 6).cast(pl.Int64).fill_null(0)
-    return secs.cast(pl.Int64) + us - offset_us
+    return _seconds_us(stamp) + us - offset_us
+
+
+def _seconds_us(stamp: pl.Expr) -> pl.Expr:
+    """Epoch microseconds of ``YYYY-MM-DDTHH:MM:SS`` read as UTC (null: no such date)."""
+    return stamp.str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us", strict=False) \
+        .cast(pl.Int64)
 
 
 def bracket_iso_us(line: pl.Expr, end: pl.Expr, offset_us: int) -> pl.Expr:
@@ -152,9 +157,7 @@ def bracket_iso_us(line: pl.Expr, end: pl.Expr, offset_us: int) -> pl.Expr:
     n = (end.cast(pl.Int64) - 21).clip(0, 6)
     us = (line.str.slice(21, n).cast(pl.Int64, strict=False).fill_null(0)
           * pl.lit(10, pl.Int64).pow(6 - n))
-    secs = line.str.slice(1, 19).str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us",
-                                                 strict=False)
-    return secs.cast(pl.Int64) + us - offset_us
+    return _seconds_us(line.str.slice(1, 19)) + us - offset_us
 
 
 #: a line of printable ASCII only (what ``printable`` computes)

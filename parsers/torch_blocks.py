@@ -228,9 +228,11 @@ class TracebackTracker:
         tb = self.open.pop(key, None)
         if tb is None or tb.best is None:
             return []
-        row = tb.best if tb.emit is None else {**tb.best, ORIGIN: tb.emit}
-        if key is not None and "rank" not in tb.best:
-            return [{**row, "rank": key}]
+        row = dict(tb.best)
+        if tb.emit is not None:
+            row[ORIGIN] = tb.emit
+        if key is not None:
+            row.setdefault("rank", key)
         return [row]
 
     def close_all(self) -> list[dict[str, Any]]:
