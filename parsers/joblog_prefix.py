@@ -32,14 +32,16 @@ from datetime import tzinfo
 
 from parsers.timeutil import MONTHS, TimeError, iso_match_to_us, local_to_us
 
-#: after the stamp: `` - LEVEL - `` (``%(asctime)s - %(levelname)s - ...``), a space, or
+#: after the stamp: `` - LEVEL - `` (``%(asctime)s - %(levelname)s - ...``), HF's `` >> ``
+#: (``[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >> %(message)s``, its head cut off in
+#: a paste: huggingface/transformers#36076), a space, or
 #: Composer / llm-foundry's ``: rank0[11406][MainThread]: INFO: composer.trainer.trainer: ``
 #: (``%(asctime)s: rank{r}[%(process)d][%(threadName)s]: %(levelname)s: %(name)s: ``)
 _ISO = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d(?::?\d\d)?)?"
     r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?"
     r"|: (?:rank\d+\[\d+\]\[[^\]]*\]: (?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL): (?:[\w.]+: )?)?)?"
-    r"| |$)"
+    r"| >> | |$)"
 )
 _SRUN_LABEL = re.compile(r" *(\d{1,7}): ")
 #: the kubelet's CRI log line after its stamp (/var/log/pods/NS_POD_UID/CONTAINER/N.log,

@@ -61,7 +61,7 @@ _PRI = re.compile(r"<(\d{1,3})>")
 _SHORT = re.compile(r"([A-Z][a-z]{2}) ( \d|\d\d?) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))? ")
 _ISO = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d(?::?\d\d)?)?"
-    r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?|[ \t]|$)")
+    r"(?: - (?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - )?| >> |[ \t]|$)")
 _R5424 = re.compile(r"1 (\S+) (\S+) (\S+) (\S+) (\S+) (?:-|(?:\[.*?\])+) ?")
 _TAG = re.compile(r"([A-Za-z][\w.\-/]*)(?:\[(\d+)\])?: ")
 _HOST_TAG = re.compile(r"([^\s:\[\]]+) ([A-Za-z(][\w.\-/()]*)(?:\[(\d+)\])?: ?")
