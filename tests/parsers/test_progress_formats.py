@@ -96,7 +96,9 @@ def test_nanogpt_and_nanochat_steps() -> None:
     assert [(e["kind"], e["iteration"], e["value"], e["format"]) for e in events] == [
         ("iteration", 0, pytest.approx(30728.83), "nanogpt"),
         ("iteration", 10, pytest.approx(140.47), "nanogpt"),
-        ("iteration", 4, pytest.approx(989.44), "nanochat")]
+        ("iteration", 4, pytest.approx(989.44), "nanochat"),
+        # nanoGPT's eval line (parsers/signatures/trainers.toml): an eval at step 0, not a step
+        ("eval", 0, None, "nanogpt")]
 
 
 def test_fairseq_and_maxtext_lines() -> None:

@@ -44,6 +44,11 @@ OTHER = [
 ]
 
 
+#: heads the fast path leaves to ``parse_line`` (``sigrows.analyse`` reads ISO stamps only):
+#: glog's ``I0912 11:40:27.956218``, detectron2's ``[11/01 11:27:04``, mmengine's ``2023/02/14``
+_NOT_ISO = re.compile(r"[IWEF]\d{4} |\[\d\d/\d\d |\d{4}/\d\d/\d\d ")
+
+
 def _iteration_examples() -> list[str]:
     return [e for s in builtin() if s.kind == "iteration" and not s.noise
             for e in s.examples if "\r" not in e and "%|" not in e
@@ -109,7 +114,9 @@ def test_same_rows_as_per_line(cls: type, path: str, monkeypatch: pytest.MonkeyP
     rows = both_paths(cls, text, path, monkeypatch, ordered=False)
     iters = [r for r in rows if r["kind"] == "iteration"]
     assert len(iters) >= 5900
-    assert sum(seen) >= 0.75 * len(iters), (sum(seen), len(iters))
+    ex = _iteration_examples()
+    fast = sum(not _NOT_ISO.match(e) for e in ex) / len(ex)
+    assert sum(seen) >= 0.75 * fast * len(iters), (sum(seen), fast, len(iters))
     # the stamp-less formats inherit the last stamp (the logging line's or a progress line's)
     assert {r["ts_flag"] for r in iters} >= {"assumed_tz", "inherited"}
     assert any(r["value"] is None for r in iters) and any(r["value"] for r in iters)
