@@ -215,6 +215,11 @@ class Prefilter:
 #: the chunk's size (a fleet's many small syslog files), while the literals alone build in
 #: ~0.15 ms; above it the compiled alternation is ~2x faster per line
 SPLIT_BELOW = 5_000
+#: relaxed patterns per alternation in ``CompiledPrefilter.confirm``: the regex crate runs an
+#: alternation of a few dozen at ~0.7 us a line, but all 156 of the table (2026-12-04) at
+#: 140-260 us (past its lazy DFA's budget: 2.9 s for 20,000 torchtitan lines, 13 ms as
+#: alternations of 40 or 64, 24 ms of 16; ``benchmarks/HISTORY.md``)
+CONFIRM_GROUP = 40
 #: a gate's shortest literal, at least (``CompiledPrefilter.exprs``): ``-`` or ``>`` would
 #: let most lines through
 GATE_MIN = 3
@@ -234,7 +239,10 @@ class CompiledPrefilter:
         if pf.checked:
             self.base = Prefilter(pf.literals, pf.ci_literals, pf.regexes).compiled()
             self.checked = Prefilter({a for v in pf.checked.values() for a in v}).compiled()
-        self.confirm_pattern = "|".join(f"(?:{r})" for r in sorted(pf.checked))
+        checked = sorted(pf.checked)
+        #: the relaxed patterns as a few alternations, not one (``CONFIRM_GROUP``)
+        self.confirm_patterns = ["|".join(f"(?:{r})" for r in checked[i: i + CONFIRM_GROUP])
+                                 for i in range(0, len(checked), CONFIRM_GROUP)]
         pf = pf.flat()
         self.source = pf
         self.pattern = pf.pattern()
@@ -342,11 +350,18 @@ class CompiledPrefilter:
         idx = np.flatnonzero(checked & ~base)
         if idx.size:
             sub = lines.gather(idx)
+            # the relaxed patterns cannot tell digits apart (``parsers.relax``), nor can
+            # TRANSFORMED: on a chunk of repeated shapes they run once per digit-zeroed shape
+            # (a file of 'step N | epoch E | loss ...' lines that hold a checked anchor: the
+            # union of ~150 relaxed patterns took 1.7 s per 8 MiB chunk line by line)
+            u = dedupe.unique_lines(sub)
             col = pl.col("l")
-            keep = pl.DataFrame({"l": sub}).select(
-                (col.str.contains(TRANSFORMED) | col.str.contains(self.confirm_pattern))
-                .fill_null(True).alias("k")).to_series()
-            base[idx[np.asarray(keep.to_numpy(), dtype=bool)]] = True
+            test = col.str.contains(TRANSFORMED)
+            for pattern in self.confirm_patterns:
+                test = test | col.str.contains(pattern)
+            keep = np.asarray(pl.DataFrame({"l": sub if u is None else u.keys}).select(
+                test.fill_null(True).alias("k")).to_series().to_numpy(), dtype=bool)
+            base[idx[keep if u is None else u.spread(keep)]] = True
         return base
 
     @functools.cached_property
