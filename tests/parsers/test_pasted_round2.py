@@ -1,7 +1,8 @@
 """Lines users pasted in public threads that tormortem read as nothing, collected a second time
-(2026-12-04, a new collection: 119 progress and checkpoint lines, 186 kernel, Slurm and
-Kubernetes lines), beside the row each must give now. The signatures that read them cite the
-printing code and the thread (parsers/signatures/trainers.toml, kernel.toml, k8s.toml)."""
+(2026-12-04, a new collection: 119 progress and checkpoint lines, 154 job-output failure
+lines, 186 kernel, Slurm and Kubernetes lines), beside the row each must give now. The
+signatures that read them cite the printing code and the thread (parsers/signatures/
+trainers.toml, torch.toml, cuda.toml, launchers.toml, kernel.toml, k8s.toml)."""
 
 from __future__ import annotations
 
@@ -96,6 +97,67 @@ JOB_OUTPUT = [
      "ckpt_save_start", "None", "checkpoint", None),
 ]
 
+# (line as pasted, kind, code, category): 154 job-output failure lines (109 threads)
+FAILURES = [
+    # lzhxmu/CPPO#6: ChildFailedError's summary without its header
+    ("  exitcode  : -9 (pid: 14750)", "elastic_worker_failed", "-9", "user_code"),
+    # NVIDIA/nvidia-resiliency-ext#18: torch 2.4+'s wording of the teardown
+    ("W0227 17:39:41.936000 293814 site-packages/torch/distributed/elastic/multiprocessing/api.py"
+     ":766] Closing process 293866 via signal SIGTERM", "elastic_teardown", "SIGTERM", "unknown"),
+    # deepspeedai/DeepSpeed#3869
+    ("[2023-07-04 17:31:27,755] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 953850",
+     "elastic_teardown", "SIGKILL", "unknown"),
+    ("[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', "
+     "'-u', 'main.py', '--local_rank=0'] exits with return code = -9", "elastic_worker_failed",
+     "-9", "user_code"),
+    # NVIDIA/cudf#22130 (RMM's CUDA_TRY)
+    ("RuntimeError: CUDA error at: /tmp/conda-bld-output/bld/rattler-build_librmm/work/cpp/src/"
+     "cuda_stream_view.cpp:45: cudaErrorIllegalAddress an illegal memory access was encountered",
+     "cuda_error", "an illegal memory access was encountered", "user_code"),
+    # NVIDIA/nccl#473, NVIDIA/nccl-tests#6
+    ("fastmoe: Test NCCL failure common.cu:777 'unhandled system error'", "nccl_error",
+     "unhandled system error", "nccl_error"),
+    ("NCCL failure common.cu:908 'unhandled cuda error'.", "nccl_error", "unhandled cuda error",
+     "nccl_error"),
+    # NVIDIA/flowtron#52: a device-side assert, per thread
+    ("C:/cb/pytorch_1000000000000/work/aten/src/THC/THCTensorIndex.cu:218: block: [0,0,0], "
+     "thread: [106,0,0] Assertion `srcIndex < srcSelectDimSize` failed.", "cuda_error",
+     "device-side assert triggered", "user_code"),
+    # hiyouga/LlamaFactory#5155
+    ('safetensors_rust.SafetensorError: Error while serializing: IoError(Os { code: 28, kind: '
+     'StorageFull, message: "No space left on device" })', "io_error", "no_space", "storage"),
+    # open-mmlab/mmsegmentation#69, pytorch/pytorch#5962
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR", "cuda_error",
+     "CUDNN_STATUS_INTERNAL_ERROR", "user_code"),
+    ("RuntimeError: CUDNN_STATUS_INTERNAL_ERROR", "cuda_error", "CUDNN_STATUS_INTERNAL_ERROR",
+     "user_code"),
+    # open-mpi/ompi#2661
+    ("mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9 "
+     "(Killed).", "process_signal", "Killed", "unknown"),
+    # coqui-ai/STT#2238 (jobacct_gather's memory enforcement)
+    ("slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed",
+     "oom_event", "memory_limit", "oom_host"),
+    # hiyouga/LlamaFactory#1808
+    ("RuntimeError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via "
+     "c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer. "
+     "This may indicate a possible application crash on rank 0 or a network set up issue.",
+     "rendezvous_error", "store_connection_lost", "unknown"),
+    # NVIDIA/Megatron-LM#343, facebookresearch/maskrcnn-benchmark#137
+    ("RuntimeError: Address already in use", "rendezvous_error", "address_in_use", "user_code"),
+    ("RuntimeError: Address already in use at /pytorch/torch/lib/THD/process_group/General.cpp:"
+     "20", "rendezvous_error", "address_in_use", "user_code"),
+    # OpenRLHF/OpenRLHF#621 (libmlx5's CQE dump behind Ray's prefix)
+    ("(RayWorkerWrapper pid=92234, ip=172.19.24.110) mlx5: host_unknown: got completion with "
+     "error: [repeated 2x across cluster]", "mlx5_error", "error_cqe", "network"),
+    # WZMIAOMIAO/deep-learning-for-image-processing#240
+    ("RuntimeError: DataLoader worker (pid(s) 18894, 18897) exited unexpectedly",
+     "process_signal", "DataLoader worker exited", "user_code"),
+    # modelscope/ms-swift#9443
+    ("[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running "
+     "collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape="
+     "[195812480], TensorDtypes=BFloat16)", "python_exception", "RuntimeError", "user_code"),
+]
+
 KERNEL = [
     # NVIDIA/open-gpu-kernel-modules#789
     ("[  903.609564] NVRM: RmInitAdapter: Cannot initialize GSP firmware RM", "gpu_lost",
@@ -145,7 +207,8 @@ def _explain(tmp_path: Path, name: str, lines: list[str]) -> dict[int, list[tupl
 
 
 @pytest.mark.parametrize(("name", "table"), [
-    ("slurm-4242.out", [t[:4] for t in JOB_OUTPUT]), ("kern.log", KERNEL),
+    ("slurm-4242.out", [t[:4] for t in JOB_OUTPUT]), ("slurm-4243.out", FAILURES),
+    ("kern.log", KERNEL),
     ("describe.txt", DESCRIBE)])
 def test_each_pasted_line_gives_its_row(tmp_path: Path, name: str,
                                         table: list[tuple[str, str, str, str]]) -> None:
@@ -156,8 +219,8 @@ def test_each_pasted_line_gives_its_row(tmp_path: Path, name: str,
 
 def test_each_pasted_line_alone(tmp_path: Path) -> None:
     """The same lines, each the only line of its file (named as nothing in particular)."""
-    for i, (text, kind, code, category) in enumerate([t[:4] for t in JOB_OUTPUT] + KERNEL
-                                                     + DESCRIBE):
+    for i, (text, kind, code, category) in enumerate([t[:4] for t in JOB_OUTPUT] + FAILURES
+                                                     + KERNEL + DESCRIBE):
         got = _explain(tmp_path, f"paste{i}.txt", [text])
         assert (kind, code, category) in got.get(1, []), (text, got)
 
