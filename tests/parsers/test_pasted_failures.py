@@ -13,7 +13,7 @@ import pytest
 from parsers.joblog import JobLogParser
 from parsers.reader import InputFile
 from pipeline.ingest.explain import explain_files
-from tests.parsers.util import parse
+from tests.parsers.util import assert_pasted, explain_rows, parse
 
 # (line as pasted, kind, code, category)
 JOB_OUTPUT = [
@@ -97,34 +97,18 @@ KERNEL = [
 ]
 
 
-def _explain(tmp_path: Path, name: str, lines: list[str]) -> dict[int, list[tuple[str, ...]]]:
-    f = tmp_path / name
-    f.write_text("".join(t + "\n" for t in lines), encoding="utf-8")
-    out: dict[int, list[tuple[str, ...]]] = {}
-    for r in explain_files([InputFile(f, name)], tz=UTC, year=2024):
-        out.setdefault(r["line_no"], []).append((r["kind"], str(r["code"]), r["category"]))
-    return out
-
-
 @pytest.mark.parametrize(("name", "table"), [("slurm-4242.out", JOB_OUTPUT),
                                              ("dmesg.txt", KERNEL)])
 def test_each_pasted_line_gives_its_row(tmp_path: Path, name: str,
                                         table: list[tuple[str, str, str, str]]) -> None:
-    got = _explain(tmp_path, name, [t[0] for t in table])
-    for i, (text, kind, code, category) in enumerate(table, 1):
-        assert (kind, code, category) in got.get(i, []), (text, got.get(i))
-
-
-def test_each_pasted_line_alone(tmp_path: Path) -> None:
-    """The same lines, each the only line of its file (no neighbour opens or closes a block)."""
-    for i, (text, kind, code, category) in enumerate(JOB_OUTPUT + KERNEL):
-        got = _explain(tmp_path, f"paste{i}.txt", [text])
-        assert (kind, code, category) in got.get(1, []), (text, got)
+    """In one file, then each line the only line of its file (no neighbour opens or closes
+    a block)."""
+    assert_pasted(tmp_path, name, table)
 
 
 def test_a_bare_level_is_not_an_nccl_line(tmp_path: Path) -> None:
     """Without the host head the envelope needs a message: 'NCCL WARN' alone says nothing."""
-    assert _explain(tmp_path, "slurm-1.out", ["NCCL WARN", "x NCCL INFO"]) == {}
+    assert explain_rows(tmp_path, "slurm-1.out", ["NCCL WARN", "x NCCL INFO"]) == {}
 
 
 def test_mpirun_timestamped_tags_are_peeled(tmp_path: Path) -> None:
@@ -160,7 +144,7 @@ def test_c10_stamps_of_months_before_october() -> None:
 def test_slurmctld_before_17_11(tmp_path: Path) -> None:
     """Older slurmctld spelled the id ``JobID=`` and put the state bits and node count before
     a job's outcome (ArjunaUsers/ArjunaUsers.github.io#7 and #137)."""
-    got = _explain(tmp_path, "slurmctld.log", [
+    got = explain_rows(tmp_path, "slurmctld.log", [
         "[2017-11-02T10:00:00.123] sched: Allocate JobID=2977957 NodeList=node01 #CPUs=32 "
         "Partition=gpu",
         "[2017-11-02T12:00:00.456] _job_complete: JobID=2977957 State=0x1 NodeCnt=1 "

@@ -6,15 +6,12 @@ trainers.toml, torch.toml, cuda.toml, launchers.toml, kernel.toml, k8s.toml)."""
 
 from __future__ import annotations
 
-from datetime import UTC
 from pathlib import Path
 
 import pytest
 
 from parsers.joblog import JobLogParser
-from parsers.reader import InputFile
-from pipeline.ingest.explain import explain_files
-from tests.parsers.util import parse
+from tests.parsers.util import assert_pasted, explain_rows, parse
 
 # (line as pasted, kind, code, category, iteration the row carries)
 JOB_OUTPUT = [
@@ -197,32 +194,13 @@ DESCRIBE = [
 ]
 
 
-def _explain(tmp_path: Path, name: str, lines: list[str]) -> dict[int, list[tuple[str, ...]]]:
-    f = tmp_path / name
-    f.write_text("".join(t + "\n" for t in lines), encoding="utf-8")
-    out: dict[int, list[tuple[str, ...]]] = {}
-    for r in explain_files([InputFile(f, name)], tz=UTC, year=2024):
-        out.setdefault(r["line_no"], []).append((r["kind"], str(r["code"]), r["category"]))
-    return out
-
-
 @pytest.mark.parametrize(("name", "table"), [
     ("slurm-4242.out", [t[:4] for t in JOB_OUTPUT]), ("slurm-4243.out", FAILURES),
-    ("kern.log", KERNEL),
-    ("describe.txt", DESCRIBE)])
+    ("kern.log", KERNEL), ("describe.txt", DESCRIBE)])
 def test_each_pasted_line_gives_its_row(tmp_path: Path, name: str,
                                         table: list[tuple[str, str, str, str]]) -> None:
-    got = _explain(tmp_path, name, [t[0] for t in table])
-    for i, (text, kind, code, category) in enumerate(table, 1):
-        assert (kind, code, category) in got.get(i, []), (text, got.get(i))
-
-
-def test_each_pasted_line_alone(tmp_path: Path) -> None:
-    """The same lines, each the only line of its file (named as nothing in particular)."""
-    for i, (text, kind, code, category) in enumerate([t[:4] for t in JOB_OUTPUT] + FAILURES
-                                                     + KERNEL + DESCRIBE):
-        got = _explain(tmp_path, f"paste{i}.txt", [text])
-        assert (kind, code, category) in got.get(1, []), (text, got)
+    """In one file, then each line alone in a file named as nothing in particular."""
+    assert_pasted(tmp_path, name, table)
 
 
 def test_steps_and_batches() -> None:
@@ -248,6 +226,6 @@ def test_per_step_times_are_milliseconds() -> None:
 def test_keras_metrics_and_a_non_improving_epoch_are_not_saves(tmp_path: Path) -> None:
     """ModelCheckpoint's 'did not improve' line saves nothing; an 'Epoch 1/100' header is no
     row either (the Progbar lines under it are)."""
-    got = _explain(tmp_path, "slurm-2.out", ["Epoch 00010: val_loss did not improve from "
+    got = explain_rows(tmp_path, "slurm-2.out", ["Epoch 00010: val_loss did not improve from "
                                              "0.80084", "Epoch 1/100"])
     assert got == {}

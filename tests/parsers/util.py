@@ -9,6 +9,7 @@ from typing import Any
 
 from parsers.base import Accounting, Matcher, Parser
 from parsers.driver import parse_text
+from parsers.reader import InputFile
 
 #: the recognition corpus: real-format lines, grouped, with what each must become
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "formats"
@@ -65,3 +66,29 @@ def run_matcher(m: Matcher, lines: list[str]
     statuses = [m.match(t, i, emit) for i, t in enumerate(lines, 1)]
     m.finish(emit)
     return statuses, rows
+
+
+def explain_rows(tmp_path: Path, name: str, lines: list[str]) -> dict[int, list[tuple[str, ...]]]:
+    """``lines`` written to ``tmp_path/name`` and explained (``tormortem explain``): per line
+    number, its rows' (kind, code, category)."""
+    from datetime import UTC
+
+    from pipeline.ingest.explain import explain_files
+
+    f = tmp_path / name
+    f.write_text("".join(t + "\n" for t in lines), encoding="utf-8")
+    out: dict[int, list[tuple[str, ...]]] = {}
+    for r in explain_files([InputFile(f, name)], tz=UTC, year=2024):
+        out.setdefault(r["line_no"], []).append((r["kind"], str(r["code"]), r["category"]))
+    return out
+
+
+def assert_pasted(tmp_path: Path, name: str, table: list[tuple[str, str, str, str]]) -> None:
+    """Each (line, kind, code, category) of ``table`` gives that row, the lines in one file
+    named ``name``, then each alone in a file named as nothing in particular."""
+    got = explain_rows(tmp_path, name, [t[0] for t in table])
+    for i, (text, kind, code, category) in enumerate(table, 1):
+        assert (kind, code, category) in got.get(i, []), (text, got.get(i))
+    for i, (text, kind, code, category) in enumerate(table):
+        alone = explain_rows(tmp_path, f"paste{i}.txt", [text])
+        assert (kind, code, category) in alone.get(1, []), (text, alone)
