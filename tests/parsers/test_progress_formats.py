@@ -216,3 +216,17 @@ def test_torchtune_stdout_logger_step() -> None:
     events, _, _ = parse(JobLogParser, text, "slurm-43.out")
     assert [(e["kind"], e["iteration"], e["format"]) for e in events] == [
         ("iteration", 1, "torchtune"), ("iteration", 2, "torchtune")]
+
+
+def test_diffusers_checkpoints_and_tf_step_rate() -> None:
+    # huggingface/diffusers examples/*/train_*.py (accelerate's save_state / load_state) and
+    # TensorFlow's StepCounterHook, as cited in parsers/signatures/trainers.toml
+    text = ("12/04/2024 10:00:00 - INFO - accelerate.accelerator - Saving current state to "
+            "output/checkpoint-500\n"
+            "12/04/2024 10:00:05 - INFO - __main__ - Saved state to output/checkpoint-500\n"
+            "Resuming from checkpoint checkpoint-500\n"
+            "INFO:tensorflow:global_step/sec: 0.0339311\n")
+    events, _, _ = parse(JobLogParser, text, "slurm-36.out")
+    assert [(e["kind"], e["iteration"], e["value"]) for e in events] == [
+        ("ckpt_save_start", None, None), ("ckpt_save_end", 500, None),
+        ("ckpt_load", 500, None), ("progress_rate", None, pytest.approx(0.0339311))]
