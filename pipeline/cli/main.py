@@ -24,11 +24,12 @@ wanted, so the command stops there, quietly, with exit code 0, whatever it was p
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -89,8 +90,10 @@ def _is_one_of(e: BaseException, names: tuple[str, ...]) -> bool:
     return False
 
 
-#: this process is the ``tormortem`` command (not a library user such as a test runner)
-_PROCESS = os.path.basename(sys.argv[0]) == "tormortem"
+#: this process is the ``tormortem`` command or ``python -m pipeline`` (not a library user
+#: such as a test runner)
+_PROCESS = (os.path.basename(sys.argv[0]) == "tormortem"
+            or sys.argv[0].endswith(os.path.join("pipeline", "__main__.py")))
 
 
 def _quiet_exit(signum: int, _frame: object) -> None:
@@ -119,6 +122,17 @@ class _Group(click.Group):
             formatter.write_dl(rows)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's main; the command's process then ends without the interpreter's teardown
+        (``_leave``)."""
+        if not (_PROCESS and kwargs.get("standalone_mode", True)):
+            return self._main(*args, **kwargs)
+        try:
+            self._main(*args, **kwargs)
+        except SystemExit as e:
+            _leave(e.code)
+        _leave(0)
+
+    def _main(self, *args: Any, **kwargs: Any) -> Any:
         """click's main, with SIGINT/SIGTERM turned into exit codes 130/143 (no traceback,
         no "Aborted!"): the library's writers leave the previous output in place."""
         import threading
@@ -154,6 +168,35 @@ class _Group(click.Group):
                 _quiet_stdout()
                 raise click.exceptions.Exit(0) from None
             raise _as_click_error(e) from None
+
+
+def _leave(code: object) -> NoReturn:
+    """End the command's process with ``code`` (``SystemExit``'s) once its output is flushed,
+    its threads joined and its ``atexit`` handlers run, but without the interpreter's teardown
+    of every module and object: after an ingest that holds polars, Arrow and DuckDB state,
+    that teardown took 0.1-0.2 s of a run's wall time. Every file and database the commands
+    write is closed by the command itself before it returns."""
+    import atexit
+    import threading
+
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    _flush()
+    shutdown = getattr(threading, "_shutdown", None)  # joins non-daemon threads, as at exit
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    _flush()
+    os._exit(code)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: its reader is gone
+            stream.flush()
 
 
 def _stdout_gone() -> bool:
