@@ -92,6 +92,12 @@ JOB_OUTPUT = [
     # huggingface/transformers#36076: HF's head cut down to the stamp and its '>> '
     ("2025-02-07 15:29:09,695 >> Saving model checkpoint to data/tmp-checkpoint-pe8ry7n_      ",
      "ckpt_save_start", "None", "checkpoint", None),
+    # uzh-rpg/RVT#40: Lightning's bar on an iterable without a length (tqdm's bar without a
+    # total), and ModelCheckpoint(verbose=True) after a validation that saved nothing
+    ("Epoch 2: : 115816it [7:03:13,  4.56it/s, loss=2.1, v_num=3hqp]", "progress_bar",
+     "Epoch 2", "progress", 115816),
+    ("Epoch 2, global step 400000: 'val/AP' was not in top 1", "eval", "None", "progress",
+     400000),
 ]
 
 # (line as pasted, kind, code, category): 154 job-output failure lines (109 threads)
