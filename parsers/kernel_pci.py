@@ -131,6 +131,12 @@ class PciLines:
             self.aer_open = True
             self.aer_code, self.aer_dev, self.aer_detail = aer_code(h.group(2)), src, None
             return EVENT
+        if not self.aer_open and ("AER: device recovery failed" in body
+                                  or "can't recover (no error_detected" in body):
+            # drivers/pci/pcie/err.c, without the report before it (cut off, or pasted
+            # alone): the device stays failed, which only an uncorrectable error does
+            emit("pcie_aer", body, code="uncorrected_fatal", device=full_bdf(body))
+            return EVENT
         return NOISE  # "AER: enabled with IRQ", "device recovery successful", ...
 
     def _mce(self, body: str, emit: Emit) -> int:

@@ -57,12 +57,23 @@ _PREFIX = re.compile(
 )
 
 
+#: the ``host:pid:tid [dev]`` head behind something no prefix layer takes off (grep's
+#: ``file.log:`` and a stamp, a log viewer's ``| 2024-11-28T07:42:11.527Z | ``), or with
+#: the host cut out (``:41367:41367 [1] enqueue.cc:422 NCCL WARN ...``)
+_EMBEDDED = re.compile(
+    r"(?:^|[\s|:\]])(?P<host>[^\s:\[\]|]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+    r"(?:\d+\.\d+ )?(?:(?P<src>\S+:\d+)(?: \((?P<func>[^)\s]*)\))? )?"
+    r"NCCL (?P<level>WARN|INFO|TRACE|CALL|ABORT)\b ?(?P<msg>.*)$")
+
+
 def _envelope(text: str) -> re.Match[str] | None:
     """NCCL's debug-line envelope; without the ``host:pid:tid`` head (a paste that trimmed
     it: ``NCCL WARN NET/IB : Got completion ...``, ``misc/ibvwrap.cc:280 NCCL WARN ...``)
     only with a message behind the level."""
     m = _PREFIX.match(text)
-    if m is None or (m.group("host") is None and not m.group("msg").strip()):
+    if m is None:
+        return _EMBEDDED.search(text) if " NCCL " in text else None
+    if m.group("host") is None and not m.group("msg").strip():
         return None
     return m
 
@@ -70,7 +81,10 @@ def _envelope(text: str) -> re.Match[str] | None:
 _VERSION = re.compile(r"^NCCL version \d+\.\d+\.\d+\S*$")
 #: a transport WARN's message on its own (torch's ``Last error:`` continuation, pastes)
 _BARE = re.compile(r"^\s*(?:(?:NET/IB\w*|NET/Socket|Net|socketProgress(?:Opt)?|socketStartConnect)"
-                   r"\s?: |Call to (?:wrap_)?ibv_\w+ failed)")
+                   r"\s?: |Call to (?:wrap_)?ibv_\w+ failed"
+                   # src/proxy.cc proxyServiceLoop: WARN("[Proxy Service %d] Failed to execute
+                   # operation %s from rank %d, retcode %d", ...)
+                   r"|\[Proxy Service \d+\] Failed to execute operation )")
 #: NCCLCHECK's error-return trace (src/include/checks.h: ``INFO(NCCL_ALL,"%s:%d -> %d", ...)``)
 TRACE = re.compile(r"(?:^|\s)(?P<src>[\w./\-]+\.(?:cc|c|h|cu|cpp|hpp)):(?P<line>\d+) -> "
                    r"(?P<res>\d+)(?: \[[^\]]*\])?\s*$")
@@ -179,10 +193,10 @@ class NcclMatcher:
         """No multi-line state."""
 
     def _base(self, m: re.Match[str], msg: str) -> dict[str, Any]:
-        fields: dict[str, Any] = {"host": m.group("host"), "message": msg}
+        fields: dict[str, Any] = {"host": m.group("host") or None, "message": msg}
         if m.group("dev") is not None:
             fields["device"] = m.group("dev")
-        ts = m.group("ts")
+        ts = m.groupdict().get("ts")
         if ts:
             try:
                 us, flag = parse_iso(ts, self.tz)

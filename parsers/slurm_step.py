@@ -76,11 +76,15 @@ _LAUNCH_FAIL = re.compile(r"^(?:Task launch for StepId=\S+ failed on node (\S+):
 _REJECTED = re.compile(r"^(?:Unable to allocate resources|Batch job submission failed|Job "
                        r"submit/allocate failed|Unable to create step for job \d+): (.*)$")
 _OOM = re.compile(r"^Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )"
-                  r"(\d+(?:_\d+)?)")
+                  r"(\d+(?:_\d+)?)?")
 _NODE_FAIL = re.compile(r"^Node failure on (\S+)$")
 #: slurmd's job notification when a node's prolog failed (slurmd/req.c _rpc_launch_tasks /
-#: _rpc_batch_job: slurm_notify_job "Prolog failure on node %s"), printed by salloc/srun
-_PROLOG_FAIL = re.compile(r"^Prolog failure on node (\S+)$")
+#: _rpc_batch_job: slurm_notify_job "Prolog failure on node %s"; _prolog_timer: "Prolog hung
+#: on node %s"), printed by salloc/srun; srun's launch error for a step whose node's prolog
+#: failed (launch.c: "Task launch for %ps failed on node %s: %s" with ESLURMD_PROLOG_FAILED's
+#: text "Job prolog failed")
+_PROLOG_FAIL = re.compile(r"^(?:Prolog (?:failure|hung) on node (\S+)|Task launch for \S+ "
+                          r"failed on node (\S+): Job prolog failed)$")
 _JOB_ID_VAR = re.compile(r"^(?:export\s+|declare -x\s+)?SLURM_JOB_?ID\s*[=:]\s*([\"']?)(\d+)\1\s*$")
 _NOISE: tuple[str, ...] = ()
 
@@ -139,7 +143,8 @@ class SlurmStepMatcher:
             return self._task(m2, msg, emit)
         pf = _PROLOG_FAIL.match(msg)
         if pf is not None:
-            emit(kind="node_drain", host=pf.group(1), code="Prolog or job env setup failure",
+            emit(kind="node_drain", host=pf.group(1) or pf.group(2),
+                 code="Prolog or job env setup failure",
                  message=msg, format=self.format)
             return EVENT
         m3 = _NODE_FAIL.match(msg)

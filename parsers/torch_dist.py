@@ -55,8 +55,8 @@ _PG_RANK = re.compile(r"\[(?:PG (?P<pg>(?:ID )?\d+)(?: PG GUID \d+)? ?(?:\((?P<n
                       r"Rank (?P<rank>\d+)\]")
 _WATCHDOG = re.compile(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), "
-    r"OpType=(?P<op>\w+)(?:, NumelIn=\d+, NumelOut=\d+)?, Timeout\(ms\)=(?P<tmo>\d+)\) "
-    r"ran for (?P<ran>\d+) milliseconds before timing out")
+    r"OpType=(?P<op>\w+)(?:, NumelIn=\d+, NumelOut=\d+)?, Timeout\(ms\)=(?P<tmo>\d+)\)(?: "
+    r"ran for (?P<ran>\d+) milliseconds)?")
 _STUCK = re.compile(r"watchdog got stuck for (\d+) seconds")
 _TIMEOUT_AT = re.compile(r"Timeout at NCCL work: (\d+)")
 _WORKER_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
