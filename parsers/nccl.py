@@ -141,7 +141,8 @@ class NcclMatcher:
     #: "NCCL" is in every debug line (the job-output dialect keeps healthy INFO lines out of
     #: Python with a vectorised rule, parsers.joblog); the rest are transport messages alone
     SIGNAL: ClassVar[tuple[str, ...]] = ("NCCL WARN", "NCCL ABORT", "Abort COMPLETE",
-                                         "socketProgress", "socketStartConnect")
+                                         "socketProgress", "socketStartConnect",
+                                         "] Failed to execute operation ")
     #: the error-return trace, and a transport message without NCCL's prefix (_BARE): at the
     #: start of the message, not after "NCCL INFO " (healthy "NET/IB : Using ..." lines)
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
