@@ -21,6 +21,9 @@ The checks (thresholds written down here):
 * ``truncated_output``: a requeued job whose output file holds only its later executions
   (``--open-mode=truncate`` erases the earlier ones): what was lost, and what the checkpoint
   the next execution loaded still tells (its work up to that iteration is estimated);
+* ``missing_executions`` / ``after_executions``: progress lines of a scheduled job more than
+  ``outside.SLACK_S`` before its first recorded execution / after its last one ended: they
+  are in no attempt's window, so T_opt leaves them out (``outside.py``);
 * ``no_record``: job output with progress (or job output at all) that no scheduler record
   accounts for: its attempts are inferred from its lines;
 * ``records_cut``: a scheduler-record file (sacct text) with lines it could not read at its
@@ -58,6 +61,7 @@ from pipeline.analyze.decompose import Decomposition
 from pipeline.analyze.nooutput import files_list as _files_list
 from pipeline.analyze.nooutput import no_progress, unread_input, untimed_evidence, without_output
 from pipeline.analyze.nooutput import warning as _w
+from pipeline.analyze.outside import after_last, before_first
 from pipeline.analyze.progress import RunInputs
 from pipeline.analyze.silent import restart_gaps
 from pipeline.analyze.zone import output_shift, zone_shift
@@ -82,7 +86,8 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
         files_of.setdefault(a, []).append(f)
     scheduled = _scheduled(con)
     untimed = untimed_progress(con)
-    early = _before_first_execution(con)
+    early = before_first(con)
+    late = after_last(con)
     for ri in runs:
         out += _open_ends(ri)
         if ri.run in early:
@@ -98,6 +103,18 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
                           "job's last run): run sacct again with --duplicates, or leave the "
                           "sacct file out to infer every execution from the output",
                           ri.run, files=fs) | {"lines": n})
+        if ri.run in late:
+            jobs = late[ri.run]
+            fs = sorted({f for _, f, _, _ in jobs})
+            n = sum(k for _, _, k, _ in jobs)
+            out.append(_w("after_executions", f"run {ri.run}: {n:,} progress lines of "
+                          f"{len(jobs)} job{'s' * (len(jobs) > 1)} "
+                          f"({_files_list([j for j, _, _, _ in jobs])}) are stamped after the "
+                          f"job's last recorded execution ended (job {jobs[0][0]}: up to "
+                          f"{jobs[0][3]}), so they are left out of T_opt: the output's clock, "
+                          "time zone or date disagrees with the scheduler records (read both "
+                          "in one zone with --tz), or the records were taken before the job "
+                          "ended (run sacct again)", ri.run, files=fs) | {"lines": n})
         if ri.run in untimed:
             n, c, fs = untimed[ri.run]
             timed = sum(len(a.progress) for a in ri.attempts) - c
@@ -137,23 +154,6 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
                       f"{g['restarts'] + 1} incarnations are seen in its log and events "
                       "(events expire after --event-ttl, an hour by default): the others "
                       "left no trace, and their time is counted as repair"))
-    return out
-
-
-def _before_first_execution(con: duckdb.DuckDBPyConnection
-                            ) -> dict[str, list[tuple[str, str, int, str]]]:
-    """Per run, jobs whose output has progress lines more than 5 min before the job's first
-    recorded execution: (job, file, lines, first such time)."""
-    rows = con.execute("""
-        WITH first AS (SELECT job_id, min(run) AS run, min(start) AS s FROM attempts_linked
-                       WHERE source <> 'inferred' AND start IS NOT NULL GROUP BY job_id)
-        SELECT f.run, e.job_id, min(e.file), count(*), strftime(min(e.ts), '%Y-%m-%dT%H:%M:%SZ')
-        FROM events e JOIN first f ON f.job_id = e.job_id
-        WHERE e.kind = 'iteration' AND e.ts < f.s - INTERVAL 300 SECOND
-        GROUP BY ALL ORDER BY 1, 2""").fetchall()
-    out: dict[str, list[tuple[str, str, int, str]]] = {}
-    for run, job, f, n, t in rows:
-        out.setdefault(str(run), []).append((str(job), str(f), int(n), str(t)))
     return out
 
 

@@ -182,6 +182,10 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
         return None, ("progress lines were printed before their job's first recorded "
                       "execution: executions are missing from the scheduler records (see the "
                       "missing_executions warning)")
+    if any(w["code"] == "after_executions" and w["run"] == ri.run for w in warnings):
+        return None, ("progress lines are stamped after their job's last recorded execution "
+                      "ended: output and scheduler records disagree on the time (see the "
+                      "after_executions warning)")
     bad = [w for w in warnings if w["code"] == "untimed_progress" and w["run"] == ri.run]
     untimed = sum(w["lines"] + w["collapsed"] for w in bad)
     if untimed > sum(len(a.progress) for a in ri.attempts) - sum(w["collapsed"] for w in bad):

@@ -30,7 +30,8 @@ def test_sacct_without_duplicates_is_no_silent_tor(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     truth = simulate(presets.get("demo"), 11, logs, Settings(log_interval=1))
     full = _analyze(logs, tmp_path / "a")
-    assert not [w for w in full["warnings"] if w["code"] == "missing_executions"]
+    assert not [w for w in full["warnings"]
+                if w["code"] in ("missing_executions", "after_executions")]
     assert abs(full["runs"][0]["tor"] - truth["runs"][0]["tor"]) < 1e-3
     sacct = logs / "slurm" / "sacct.txt"
     head, *rows = sacct.read_text().splitlines(keepends=True)
@@ -42,3 +43,21 @@ def test_sacct_without_duplicates_is_no_silent_tor(tmp_path: Path) -> None:
     assert len(w) == 1 and "1001" in w[0]["message"] and w[0]["lines"] > 1000
     run = got["runs"][0]
     assert run["tor"] is None and "first recorded execution" in run["tor_undefined"]
+
+
+def test_progress_after_the_last_execution_is_no_silent_tor(tmp_path: Path) -> None:
+    """The other side: job 1001's output moved a day later than its records (a node clock
+    or date that is off, output read in another zone) put ~1,500 of its progress lines after
+    its last recorded end; they were dropped and the TOR fell without a word."""
+    logs = tmp_path / "logs"
+    simulate(presets.get("demo"), 11, logs, Settings(log_interval=1))
+    out = logs / "jobs" / "slurm-1002.out"
+    text = out.read_text()
+    assert "[2024-05-01 " in text
+    out.write_text(text.replace("[2024-05-01 ", "[2024-05-02 "))
+    got = _analyze(logs, tmp_path / "b")
+    w = [w for w in got["warnings"] if w["code"] == "after_executions"]
+    assert len(w) == 1 and "1002" in w[0]["message"] and w[0]["lines"] > 100
+    assert not [w for w in got["warnings"] if w["code"] == "missing_executions"]
+    run = got["runs"][0]
+    assert run["tor"] is None and "last recorded execution" in run["tor_undefined"]
