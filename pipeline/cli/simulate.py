@@ -28,7 +28,7 @@ Examples:
 @click.option("--rates", "rates_file",
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Rates JSON (schema tormortem.rates/1), e.g. written by fitting.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Random seed: the same seed gives the same bytes.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the logs, truth.json and params.json.")
@@ -84,8 +84,11 @@ def simulate(preset: str | None, rates_file: Path | None, seed: int, out: Path |
         if fmt != "table":
             _emit(fmt, summ)
         else:
-            click.echo(f"TOR {summ['tor_mean']:.5f} +- {summ['tor_stderr']:.5f} (standard error, "
-                       f"{replicas} replicas); 90% of campaigns in [{summ['tor_p05']:.4f}, "
+            err = summ["tor_stderr"]
+            spread = (f"+- {err:.5f} (standard error, {replicas} replicas)" if err is not None
+                      else "(1 replica: no standard error; ask for --replicas 2 or more)")
+            click.echo(f"TOR {summ['tor_mean']:.5f} {spread}; 90% of campaigns in "
+                       f"[{summ['tor_p05']:.4f}, "
                        f"{summ['tor_p95']:.4f}]; mean duration {summ['t_obs_mean_days']:.2f} "
                        f"days, {summ['interruptions_mean']:.1f} interruptions")
         return

@@ -76,6 +76,8 @@ def parse_what_if(text: str, rates: Rates) -> WhatIf:
         if fld in (*STOP_FIELDS, "slow_duration"):
             return WhatIf(cat, fld, None, parse_duration(v), text)
         x = float(v)
+        if not math.isfinite(x):  # nan, inf, 1e400: no prediction can be made from them
+            raise ValueError
     except (ValueError, DurationError):
         raise PlanError(f"--what-if {text!r}: cannot read value {v!r}; write a factor like "
                         "x0.5, a duration like 2m (hang/repair/startup/slow_duration) or a "

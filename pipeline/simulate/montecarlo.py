@@ -31,11 +31,12 @@ class MCResult:
         return float(self.tor.mean())
 
     @property
-    def stderr(self) -> float:
+    def stderr(self) -> float | None:
+        """The mean's standard error; None for one replica (no spread to measure)."""
         n = len(self.tor)
-        return float(self.tor.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
+        return float(self.tor.std(ddof=1) / math.sqrt(n)) if n > 1 else None
 
-    def summary(self) -> dict[str, float | int]:
+    def summary(self) -> dict[str, float | int | None]:
         q = np.quantile(self.tor, [0.05, 0.5, 0.95])
         return {"replicas": len(self.tor), "tor_mean": self.mean, "tor_stderr": self.stderr,
                 "tor_p05": float(q[0]), "tor_median": float(q[1]), "tor_p95": float(q[2]),

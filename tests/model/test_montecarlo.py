@@ -107,3 +107,14 @@ def test_demo_preset_matches_monte_carlo() -> None:
     mc = montecarlo.run(r, 8000, seed=4)
     cf = work / float(model.expected_wall(model.process(r), work))
     assert abs(cf - work / float(mc.t_obs_s.mean())) < TOL
+
+
+def test_one_replica_has_no_standard_error() -> None:
+    """One campaign has no spread: no standard error (None, JSON null), never NaN."""
+    import json
+
+    summ = montecarlo.run(presets.get("demo"), 1, seed=1).summary()
+    assert summ["replicas"] == 1 and summ["tor_stderr"] is None
+    json.dumps(summ, allow_nan=False)
+    two = montecarlo.run(presets.get("demo"), 2, seed=1).summary()
+    assert isinstance(two["tor_stderr"], float) and math.isfinite(two["tor_stderr"])

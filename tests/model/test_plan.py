@@ -41,6 +41,10 @@ def test_what_ifs_change_one_category() -> None:
     ("network.hang=soon", "cannot read value"),
     ("network", "CATEGORY.FIELD=VALUE"),
     ("network.rho=0.5", "no fail-slow entry"),
+    # a rate that is not a number: the prediction would be TOR 0.000 and 'nan/day'
+    ("network.rate=nan", "cannot read value"),
+    ("network.rate=inf", "cannot read value"),
+    ("network.rate=1e400", "cannot read value"),
 ])
 def test_what_if_errors_say_what_to_do(text: str, msg: str) -> None:
     with pytest.raises(plan.PlanError, match=msg):
