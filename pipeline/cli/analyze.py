@@ -121,7 +121,7 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
                                    max_skew=max_skew, skew_tolerance=skew_tolerance))
     for d, f in ingested.duplicates:
         output.status(f"note: {d} has the same content as {f}; read once")
-    _pattern_notes(result, out)
+    unused_patterns = _pattern_notes(result, out)
     for q in ingested.quarantined:
         click.echo(f"warning: {q}: corrupt compressed file, quarantined (see "
                    "line_accounting.note)", err=True)
@@ -149,10 +149,12 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
     for path in written:
         output.status(f"Report: {out / path.name}")
     n_warn = len(result.get("warnings") or [])
-    if strict and n_warn:
+    if strict and (n_warn or unused_patterns):
         raise click.ClickException(
             f"--strict: {n_warn} data-quality warning(s) (fidelity {result['fidelity']}); "
-            f"they are in warnings[] of {out / 'analysis.json'}")
+            f"they are in warnings[] of {out / 'analysis.json'}" if n_warn else
+            f"--strict: {unused_patterns} --job-output pattern(s) matched no job output file "
+            "(the warning above)")
 
 
 def _check_patterns(patterns: tuple[str, ...]) -> tuple[str, ...]:
@@ -166,9 +168,12 @@ def _check_patterns(patterns: tuple[str, ...]) -> tuple[str, ...]:
     return patterns
 
 
-def _pattern_notes(result: dict[str, Any], out: Path) -> None:
-    """A --job-output pattern that matched no job-output file changed nothing: say so."""
+def _pattern_notes(result: dict[str, Any], out: Path) -> int:
+    """A --job-output pattern that matched no job-output file changed nothing: say so (how
+    many were said: --strict counts them with the data-quality warnings)."""
+    said = 0
     for m in result.get("job_output") or []:
+        said += m["files"] is None or m["files"] == 0
         if m["files"] is None:
             output.warn(f"--job-output {m['pattern']!r} was not used: the logs hold no "
                         "scheduler records (Slurm) whose jobs it could name")
@@ -176,6 +181,7 @@ def _pattern_notes(result: dict[str, Any], out: Path) -> None:
             output.warn(f"--job-output {m['pattern']!r} matched 0 job output files, so the "
                         "output was linked from evidence; compare it with their paths "
                         f"(tormortem sql {out} \"SELECT file, method FROM output_links\")")
+    return said
 
 
 @dataclass(frozen=True)

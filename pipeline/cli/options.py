@@ -107,6 +107,10 @@ def gather(paths: tuple[str, ...]) -> Inputs:
     from parsers.inputs import InputError, find_inputs  # light: no polars (procs.start_early)
 
     found = find_inputs(list(paths))
+    if not found.files and found.own_outputs:
+        raise InputError(f"{', '.join(found.own_outputs)}: a tormortem output folder, not "
+                         "logs; give the logs it was made from (its manifest.json lists "
+                         "them), or query it with tormortem sql / report")
     if not found.files:
         raise InputError("no files found under " + ", ".join(paths)
                          + "; give log files, directories or a quoted glob")
@@ -164,8 +168,22 @@ jobs_opt = click.option(
     help="Parse this many files at once, each in a process of its own. Default: the cores "
          "this process may use, once there are 64 MiB of files to read (below that starting "
          "the processes costs more than they save). The output is the same whatever N.")
+#: what Dask's distributed Client takes: SCHEME://HOST:PORT with one of its comm schemes
+#: (distributed/comm/registry.py), or HOST:PORT (tcp)
+_SCHEDULER = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+):\d{1,5}"
+                        r"|inproc://\S+")
+
+
+def _check_scheduler(_ctx: click.Context, _param: click.Parameter,
+                     value: str | None) -> str | None:
+    if value is not None and not _SCHEDULER.fullmatch(value.strip()):
+        raise click.BadParameter(f"{value!r} is not a Dask scheduler address; write "
+                                 "tcp://HOST:PORT (the address `dask scheduler` prints)")
+    return value.strip() if value is not None else None
+
+
 scheduler_opt = click.option(
-    "--scheduler", metavar="tcp://HOST:PORT", default=None,
+    "--scheduler", metavar="tcp://HOST:PORT", default=None, callback=_check_scheduler,
     help="Parse the files as tasks on this Dask cluster's workers (pip install distributed); "
          "--out must be on a filesystem every worker sees. The output is the same as a local "
          "run's.")

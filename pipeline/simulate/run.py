@@ -34,6 +34,14 @@ def prepare_out(out: Path, force: bool) -> None:
     if existing and not force:
         raise SimulateError(f"{out} already holds a campaign ({', '.join(existing)}); choose "
                             "another --out directory or pass --force to replace it")
+    others = sorted(p.name for p in out.iterdir() if p.name not in OUTPUTS) \
+        if out.is_dir() else []
+    if others and not force:
+        # a campaign written beside real logs is read with them (its job ids collide)
+        raise SimulateError(f"{out} holds other files ({', '.join(others[:3])}"
+                            f"{' ...' if len(others) > 3 else ''}): the simulated logs would be "
+                            "read with them; choose an empty or new --out directory, or pass "
+                            "--force to write there anyway")
     for n in existing:
         p = out / n
         if p.is_dir():

@@ -32,6 +32,11 @@ NOPE = "/nonexistent/x"
     ["sources", "--format", "xml"],
     ["simulate", "--out", "/tmp/tm-nope"],
     ["simulate", "--preset", "demo", "--no-logs", "--replicas", "0"],
+    # numpy's 'expected non-negative integer' with exit 1 before; a malformed Dask address was
+    # an internal error
+    ["simulate", "--preset", "demo", "--no-logs", "--seed", "-1"],
+    ["ingest", str(DEMO), "--out", "/tmp/tm-nope", "--scheduler", "banana://::nope"],
+    ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--scheduler", "notaurl"],
     # a path option that names nothing: 2 like --run-map's (``--rules`` and ``--rates`` were 1)
     ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--rules", NOPE],
     ["analyze", str(DEMO), "--out", "/tmp/tm-nope", "--run-map", NOPE],
@@ -52,6 +57,15 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     assert r.stdout == ""
     assert r.stderr.rstrip().splitlines()[-1].startswith("Error: ")
     assert "Traceback" not in r.output
+
+
+def test_an_output_folder_as_the_input_is_named(demo_out: Path) -> None:
+    """It has files, so 'no files found under' misled: say what it is."""
+    r = invoke("analyze", str(demo_out), "--out", "/tmp/tm-nope")
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[-1] == (f"Error: {demo_out}: a tormortem output folder, not logs; "
+                                    "give the logs it was made from (its manifest.json lists "
+                                    "them), or query it with tormortem sql / report")
 
 
 def test_plan_usage_errors_exit_2(demo_out: Path) -> None:

@@ -49,6 +49,12 @@ def test_a_pattern_that_matches_nothing_is_warned(tmp_path: Path) -> None:
     jobs = len(list((DEMO / "jobs").iterdir()))
     assert doc["job_output"] == [{"pattern": "nomatch/%j.log", "files": 0},
                                  {"pattern": "jobs/slurm-%j.out", "files": jobs}]
+    # --strict fails on it, as on a data-quality warning (the README pairs them)
+    r = invoke("analyze", str(DEMO), "--out", str(out), "-q", "--job-output", "nomatch/%j.log",
+               "--strict")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines()[-1] == ("Error: --strict: 1 --job-output pattern(s) matched no "
+                                         "job output file (the warning above)")
 
 
 def test_a_pattern_without_scheduler_records_is_warned(tmp_path: Path) -> None:

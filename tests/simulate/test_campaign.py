@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -84,3 +85,23 @@ def test_llama3_counts_follow_table5() -> None:
         total += counts[c.category]
     assert abs(total - 419 * len(seeds)) <= 4 * math.sqrt(419 * len(seeds))
     assert 50 < days / len(seeds) < 58
+
+
+def test_out_is_never_a_folder_of_other_files(tmp_path: Path) -> None:
+    """A campaign written into a folder of real logs was read with them (job ids collide):
+    refused unless --force; a folder that holds a campaign is refused the same way."""
+    from pipeline.simulate.run import OUTPUTS, SimulateError, prepare_out
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "sacct.txt").write_text("JobID|State\n")
+    with pytest.raises(SimulateError, match=r"holds other files \(sacct\.txt\)"):
+        prepare_out(logs, force=False)
+    prepare_out(logs, force=True)  # asked for: written beside them, theirs kept
+    assert (logs / "sacct.txt").exists()
+    camp = tmp_path / "camp"
+    (camp / "jobs").mkdir(parents=True)
+    assert "jobs" in OUTPUTS
+    with pytest.raises(SimulateError, match="already holds a campaign"):
+        prepare_out(camp, force=False)
+    prepare_out(tmp_path / "new" / "dir", force=False)
