@@ -21,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.context import BaseContext
 
@@ -79,15 +81,43 @@ WORKER_NICE = 10
 
 
 def lower_priority() -> None:
-    """Each local worker's first step (the pool's initializer): ``WORKER_NICE``."""
+    """``WORKER_NICE`` for this process."""
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
 
 
+#: how often a worker looks whether its client is still there (``watch_client``)
+CLIENT_POLL_S = 0.5
+
+
+def worker_init(client: int) -> None:
+    """Each local worker's first step (the pool's initializer): ``WORKER_NICE``, and a thread
+    that ends the worker once the client process is gone. A client killed with SIGKILL (the
+    OOM killer, Slurm after KillWait) closes no pipe the workers read: each holds both ends
+    of the pool's queues, and the fork server stays while they do (they hold its liveness
+    pipe), so all three lived on, holding the client's stdout (``ingest ... | cat`` never
+    ended)."""
+    lower_priority()
+    threading.Thread(target=watch_client, args=(client,), name="tormortem-client-watch",
+                     daemon=True).start()
+
+
+def watch_client(client: int, poll_s: float = CLIENT_POLL_S) -> None:
+    while True:
+        time.sleep(poll_s)
+        try:
+            os.kill(client, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:  # another user's process has the id now: ours is gone
+            os._exit(1)
+
+
 def pool(workers: int) -> ProcessPoolExecutor:
-    """``workers`` local workers, forked (``context``), each at ``WORKER_NICE``."""
+    """``workers`` local workers, forked (``context``), each at ``WORKER_NICE`` and ending
+    with the client (``worker_init``)."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=context(),
-                               initializer=lower_priority)
+                               initializer=worker_init, initargs=(os.getpid(),))
 
 
 def context() -> BaseContext:

@@ -200,3 +200,48 @@ def test_workers_run_below_the_client(tmp_path: Path) -> None:
     finally:
         pool.shutdown()
     assert got == {min(19, here + procs.WORKER_NICE)}
+
+
+@pytest.mark.slow  # ~3-5 s
+def test_a_killed_client_leaves_no_worker(tmp_path: Path) -> None:
+    """SIGKILL the client in the middle of an ingest with workers: the workers and the fork
+    server end within a few seconds (``procs.worker_init``) and release the client's stdout,
+    so ``tormortem ingest ... | cat`` ends. They lived on for minutes and held the pipe."""
+    line = next(DEMO.glob("nodes/*/kern.log")).read_bytes().splitlines(keepends=True)[0]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i in range(8):
+        (logs / f"n{i}.log").write_bytes(f"n{i}\n".encode() + line * ((30 << 20) // len(line)))
+    r, w = os.pipe()
+    p = subprocess.Popen([*CLI, "ingest", str(logs), "--out", str(tmp_path / "out"),
+                          "--jobs", "2"], stdout=w, stderr=w, cwd=ROOT)
+    os.close(w)
+    everyone: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(_workers(p.pid)) < 2 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.01)
+        assert len(_workers(p.pid)) >= 2, "no workers started"
+        everyone = _tree(p.pid)
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+        deadline = time.monotonic() + 10 * procs.CLIENT_POLL_S + 5
+        while any(_alive(q) for q in everyone) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [q for q in everyone if _alive(q)] == []
+        # the pipe's write ends are all closed: the reader sees its end
+        os.set_blocking(r, False)
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            try:
+                if os.read(r, 1 << 16) == b"":
+                    break
+            except BlockingIOError:
+                time.sleep(0.05)
+        else:
+            pytest.fail("the output pipe is still held open")
+    finally:  # (orphans of a failed run are no longer below the client: kill them by id)
+        for q in {*everyone, *_tree(p.pid)}:
+            with contextlib.suppress(OSError):
+                os.kill(q, signal.SIGKILL)
+        os.close(r)
