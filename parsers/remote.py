@@ -25,6 +25,7 @@ Choices:
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -66,7 +67,7 @@ def filesystem(url: str) -> tuple[Any, str]:
 
     proto = protocol(url)
     try:
-        fs, path = fsspec.core.url_to_fs(url)
+        fs, path = fsspec.core.url_to_fs(url, **_options(proto))
     except ImportError as e:
         pkg = PACKAGES.get(proto)
         how = f"pip install {pkg}" if pkg else str(e)
@@ -80,6 +81,34 @@ def filesystem(url: str) -> tuple[Any, str]:
                               " lists them)") from None
         raise RemoteError(f"{url!r}: {e}; check the URL") from None
     return fs, str(path)
+
+
+#: seconds an HTTP server may keep a connection open without sending a byte (connecting, or
+#: between two reads) before the read fails with a message; ``TORMORTEM_REMOTE_TIMEOUT``
+#: overrides it. aiohttp's own default waits for ever on a server that accepts and stays
+#: silent (a probe: killed after 120 s with nothing said)
+REMOTE_TIMEOUT_S = 60.0
+
+
+def remote_timeout() -> float:
+    try:
+        t = float(os.environ.get("TORMORTEM_REMOTE_TIMEOUT", REMOTE_TIMEOUT_S))
+    except ValueError:
+        return REMOTE_TIMEOUT_S
+    return t if t > 0 and t == t else REMOTE_TIMEOUT_S
+
+
+def _options(proto: str) -> dict[str, Any]:
+    """fsspec storage options: a read timeout for HTTP (``REMOTE_TIMEOUT_S``)."""
+    if proto not in _STREAMING:
+        return {}
+    try:
+        import aiohttp
+    except ImportError:  # filesystem() names the package to install
+        return {}
+    t = remote_timeout()
+    return {"client_kwargs": {"timeout": aiohttp.ClientTimeout(total=None, sock_connect=t,
+                                                                sock_read=t)}}
 
 
 def _why(e: BaseException) -> str:
@@ -117,6 +146,9 @@ def expand(url: str, skip: Any) -> list[str]:
         raise
     except FileNotFoundError:
         pass
+    except TimeoutError:  # fsspec's FSTimeoutError, aiohttp's: REMOTE_TIMEOUT_S
+        raise RemoteError(f"{url!r}: no answer within {remote_timeout():g} s; check the URL "
+                          "and the network (TORMORTEM_REMOTE_TIMEOUT sets the wait)") from None
     except (OSError, ValueError, RuntimeError) as e:
         raise RemoteError(f"{url!r}: {_why(e)}; check the URL and its credentials") from None
     except Exception as e:  # backends raise their own (aiohttp.ClientError, botocore ...)

@@ -229,3 +229,29 @@ def test_a_read_that_fails_part_way_is_one_line(tmp_path: Path) -> None:
     assert "_Dropped: Response payload is not completed" in lines[0]
     assert "check the network" in lines[0]
     assert not (tmp_path / "out" / "events.parquet").exists()
+
+
+def test_a_server_that_never_answers_is_one_line_in_bounded_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that accepts the connection and sends nothing: aiohttp's default waited for
+    ever (a probe was killed after 120 s with nothing said). Now the wait is
+    TORMORTEM_REMOTE_TIMEOUT (here 1 s) and the error one line, exit 2 as a missing URL."""
+    import socket
+    import time
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)  # connections queue in the backlog: accepted by the kernel, never answered
+    port = srv.getsockname()[1]
+    monkeypatch.setenv("TORMORTEM_REMOTE_TIMEOUT", "1")
+    try:
+        t0 = time.monotonic()
+        r = CliRunner().invoke(main, ["ingest", f"http://127.0.0.1:{port}/x.log",
+                                      "--out", str(tmp_path / "o")])
+        took = time.monotonic() - t0
+    finally:
+        srv.close()
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and "no answer within 1 s" in lines[0], r.output
+    assert took < 30
