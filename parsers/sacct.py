@@ -122,6 +122,7 @@ class SacctTextParser(LineParser):
         self._header_text: str | None = None  #: a fixed-width header, before its dashes
         self._cut: dict[str, int] = {}  #: fixed-width column -> rows where it was cut
         self.delim = "|"  #: --delimiter=X (with -p/-P), from the header line
+        self._backwards: list[int] = []  #: lines of records that end before they start
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -167,9 +168,21 @@ class SacctTextParser(LineParser):
     def _emit(self, fields: list[str], text: str, line_no: int) -> int:
         try:
             self._row(fields, text, line_no)
+        except Backwards:
+            self._backwards.append(line_no)
+            self._refresh_note()
+            return UNPARSED
         except (ValueError, TimeError, hostlist.HostlistError):
             return UNPARSED
         return EVENT
+
+    def _refresh_note(self) -> None:
+        back = (f"{len(self._backwards):,} record(s) end before they start (line "
+                f"{', '.join(map(str, self._backwards[:3]))}{' ...' * (len(self._backwards) > 3)}"
+                "): not read, as no time of theirs can be trusted (check them with sacct -j "
+                "JOBID)") if self._backwards else None
+        self.file_note = "; ".join(n for n in (self._columns_note(), self._cut_note(), back)
+                                   if n) or None
 
     def _delimited(self, text: str, line_no: int) -> int:
         """A line of ``sacct -P --delimiter=X`` (``slurm_sacct_fields.split_delimited``)."""
@@ -195,7 +208,7 @@ class SacctTextParser(LineParser):
             self.cols = {self._header_text[a:b].strip().lower(): i
                          for i, (a, b) in enumerate(self.spans)}
             self.ncols, self.trailing, self._header_text = len(self.spans), False, None
-            self.file_note = self._columns_note()
+            self._refresh_note()
             return NOISE
         if self.spans is None or self.cols is None:
             return UNPARSED
@@ -205,8 +218,7 @@ class SacctTextParser(LineParser):
                and fields[i].endswith("+")]
         for n in cut:
             self._cut[n] = self._cut.get(n, 0) + 1
-        self.file_note = "; ".join(n for n in (self._columns_note(), self._cut_note()) if n) \
-            or None
+        self._refresh_note()
         if any(n in _WHOLE for n in cut):
             return UNPARSED
         for n in cut:  # a cut TRES says nothing sure of the GPUs; a cut state, its start
@@ -254,7 +266,7 @@ class SacctTextParser(LineParser):
             names = names[:-1]
         self.cols = {n: i for i, n in enumerate(names)}
         self.ncols = len(names)
-        self.file_note = self._columns_note()
+        self._refresh_note()
         return NOISE
 
     def _get(self, fields: list[str], col: str) -> str | None:
@@ -285,6 +297,7 @@ class SacctTextParser(LineParser):
         gpus = gpus_from_tres(tres) if tres else (gpus_from_gres(gres) if gres else None)
         name = self._get(f, "jobname") or None
         start, end = self._time(self._get(f, "start")), self._time(self._get(f, "end"))
+        _check_order(start, end)
         raw = self._get(f, "jobidraw")
         raw_job = split_job_step(raw)[0] if raw else None
         extra = {"job_id_raw": raw_job if raw_job and raw_job != job else None,
@@ -344,6 +357,7 @@ class SacctJsonParser(DocumentParser):
         exit_code, signal = json_exit(job.get("exit_code"))
         t = job.get("time") or {}
         start, end = epoch_us(t.get("start")), epoch_us(t.get("end"))
+        _check_order(start, end)
         nodes_expr = job.get("nodes") if isinstance(job.get("nodes"), str) else None
         name = job.get("name") or None
         kill_user = job.get("kill_request_user")
@@ -390,6 +404,19 @@ class SacctJsonParser(DocumentParser):
                          nodes=[str(n) for n in node_list], node_count=noval(nodes.get("count")),
                          gpus=tres_list_gpus((s.get("tres") or {}).get("allocated")),
                          line_no=rec)
+
+
+class Backwards(ValueError):
+    """A record that ends before it starts."""
+
+
+def _check_order(start: int | None, end: int | None) -> None:
+    """A record that ends before it starts cannot be placed in time: it is not read (the
+    line is counted unparsed, with a sample, and the file's note says why), so its job's
+    attempts come from its output and the analysis says so (``no_record``), rather than from
+    times that cannot both be right."""
+    if start is not None and end is not None and end < start:
+        raise Backwards("End before Start")
 
 
 def _opt_str(v: Any) -> str | None:

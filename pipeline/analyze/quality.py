@@ -28,6 +28,7 @@ The checks (thresholds written down here):
   accounts for: its attempts are inferred from its lines;
 * ``records_cut``: a scheduler-record file (sacct text) with lines it could not read at its
   end -- the file was cut mid-record, and the records after it are missing;
+* ``records_backwards``: scheduler records that end before they start, not read (sacct.py);
 * ``records_unread``: sacct's fixed-width output whose rows were cut to their columns'
   widths (``+``): those records are missing;
 * ``record_gap``: an attempt resumes from an iteration more than one logging interval above
@@ -299,6 +300,11 @@ def _records_cut(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
                           "unread, their columns cut to their width by sacct ('+'): the "
                           "attempts they hold are missing (inferred from job output where "
                           "there is some); print sacct with --parsable2", files=[file]))
+        elif note and "end before they start" in note:
+            why = next(n for n in note.split("; ") if "end before they start" in n)
+            out.append(_w("records_backwards", f"scheduler records {file}: {why}; the attempts "
+                          "they held are inferred from job output where there is some",
+                          files=[file]))
         elif samples and samples[-1] == read:
             out.append(_w("records_cut", f"scheduler records {file} end with a line that is "
                           f"not a whole record (line {read}): the file was cut, and the "

@@ -155,6 +155,26 @@ def test_noheader_and_malformed_rows_unparsed() -> None:
     assert (acct.read, acct.irrelevant, acct.unparsed) == (5, 1, 4)
 
 
+def test_a_record_that_ends_before_it_starts_is_not_read(tmp_path: Path) -> None:
+    """REAL1's job 6 with Start and End swapped: no time of it can be trusted, so it is not
+    read (unparsed, the file's note says why); the other rows are. It used to become an
+    attempt of -5 s that the fit read rates from."""
+    from parsers.driver import parse_file
+    from parsers.reader import InputFile
+
+    back = ROWS_REAL1[0].replace("2026-11-29T19:52:35|2026-11-29T19:52:40",
+                                 "2026-11-29T19:52:40|2026-11-29T19:52:35")
+    assert back != ROWS_REAL1[0]
+    f = tmp_path / "sacct.psv"
+    f.write_text(HEADER + "\n" + back + "\n" + ROWS_REAL1[2] + "\n")
+    records: list[Any] = []
+    res = parse_file(InputFile(f, str(f)), lambda b: None, records.append,
+                     source=SacctTextParser)
+    assert [r["job_id"] for b in records for r in b.to_pylist()] == ["7"]
+    assert (res.acct.read, res.acct.unparsed) == (3, 1)
+    assert res.note is not None and "1 record(s) end before they start (line 2)" in res.note
+
+
 def test_real_text_samples() -> None:
     for name, counts in [("run1/sacct_steps_duplicates.psv", (21, 20, 1, 0)),
                          ("run1/sacct_parsable_trailing_bar.psv", (17, 16, 1, 0)),
