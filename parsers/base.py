@@ -421,6 +421,9 @@ class LineParser(Parser):
 class DocumentParser(Parser):
     unit = "record"
 
+    #: the file's ``line_accounting.note`` from what parsing found (untimed events)
+    file_note: str | None = None
+
     def parse_document(self, data: bytes) -> None:
         """Parse the whole file; account one unit per record through ``self.acct.note``."""
         raise NotImplementedError

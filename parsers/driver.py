@@ -275,7 +275,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
             return res
         _drain(parser, on_events, on_records)
         return FileResult(f.display, cls.name, "record", parser.acct, len(data),
-                          with_notes(None, stats), stats)
+                          with_notes(_joined(note, parser.file_note), stats), stats)
     assert isinstance(parser, LineParser)
     nbytes = 0
     try:

@@ -10,8 +10,9 @@ items of other kinds (Service, ConfigMap ...) are recognised objects without sig
 Events (core/v1 Event and events.k8s.io/v1 Event, k8s.io/api core/v1/types.go and
 events/v1/types.go): ``ts`` = lastTimestamp (deprecatedLastTimestamp), else
 series.lastObservedTime, else eventTime, else firstTimestamp (deprecatedFirstTimestamp),
-flag ``exact``; ``value`` = count (series.count, count, deprecatedCount; 1 when unset, as
-kubectl prints it); job_id = the uid of
+else the object's metadata.creationTimestamp, flag ``exact``; an event with none of them is
+kept untimed and the file's note counts them; ``value`` = count (series.count, count,
+deprecatedCount; 1 when unset, as kubectl prints it); job_id = the uid of
 the involved object when it is a Pod or a PyTorchJob (a pod's *attempts* are
 ``<uid>#<n>``); host per ``k8s_common.event_host``; device = ``<kind>/<name>`` as
 ``kubectl get events`` prints OBJECT. An event that repeated (count > 1: the kubelet's
@@ -123,8 +124,12 @@ def handle_event(p: Parser, ev: dict[str, Any], rec: int) -> int:
         count = ev.get("count")
         component = as_str(src.get("component")) or as_str(ev.get("reportingComponent"))
     series = as_dict(ev.get("series"))
+    # the object's own creation: the first occurrence, where a tool dropped the rest
+    created = as_dict(ev.get("metadata")).get("creationTimestamp")
     ts, flag = first_ts(p.ctx.tz, last, series.get("lastObservedTime"), ev.get("eventTime"),
-                        first)
+                        first, created)
+    if ts is None:  # counted for the file's note (K8sJsonParser.parse_document)
+        p.__dict__["untimed"] = p.__dict__.get("untimed", 0) + 1
     # kubectl prints 1 for a singleton: events.k8s.io leaves the count 0 or unset
     n = as_int(series.get("count")) or as_int(count) or 1
     instance = as_str(src.get("host")) or as_str(ev.get("reportingInstance"))
@@ -174,6 +179,11 @@ class K8sJsonParser(DocumentParser):
         for rec, item in enumerate(items, start=1):
             status, label = self._item(item, list_kind, rec)
             self.acct.note(status, rec, label)
+        untimed = self.__dict__.get("untimed", 0)
+        if untimed:
+            self.file_note = (f"{untimed:,} event(s) carry no time (no lastTimestamp, eventTime, "
+                              "firstTimestamp or metadata.creationTimestamp): kept without one, "
+                              "so no attempt boundary, interruption or cause is taken from them")
 
     def _item(self, item: Any, list_kind: str | None, rec: int) -> tuple[int, str]:
         if not isinstance(item, dict):

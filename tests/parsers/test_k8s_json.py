@@ -89,6 +89,34 @@ def test_bad_items_accounted() -> None:
     assert acct.samples[0] == (1, "item 1: not an object: not an object")
 
 
+def test_events_without_their_times(tmp_path: Path) -> None:
+    """The sample's first event with its times taken out (a tool that trimmed fields): its
+    metadata.creationTimestamp is the time; with that gone too it is kept untimed and the
+    file's note counts it. Such events were read untimed without a word, and moved a
+    campaign's start by 4 minutes."""
+    from parsers.driver import parse_file
+    from parsers.reader import InputFile
+
+    doc = json.loads(sample("events.json"))
+    first = doc["items"][0]
+    for k in ("lastTimestamp", "firstTimestamp", "eventTime"):
+        first.pop(k, None)
+    created = first["metadata"]["creationTimestamp"]
+    events, _, _ = parse(K8sEventsJsonParser, json.dumps(doc), "events.json")
+    assert events[0]["ts"].isoformat().replace("+00:00", "Z") == created
+    assert events[0]["ts_flag"] == "exact"
+    del first["metadata"]["creationTimestamp"]
+    f = tmp_path / "events.json"
+    f.write_text(json.dumps(doc))
+    got: list[Any] = []
+    res = parse_file(InputFile(f, str(f)), got.append, lambda b: None,
+                     source=K8sEventsJsonParser)
+    rows = [r for b in got for r in b.to_pylist()]
+    assert rows[0]["ts"] is None and rows[0]["ts_flag"] == "missing"
+    assert all(r["ts"] is not None for r in rows[1:])
+    assert res.note is not None and res.note.startswith("1 event(s) carry no time")
+
+
 def test_pods_attempts_and_events() -> None:
     events, records, acct = parse(K8sPodParser, sample("pods.json"), "pods.json")
     assert pick(records, REC_KEYS) == [
