@@ -128,8 +128,8 @@ def handle_event(p: Parser, ev: dict[str, Any], rec: int) -> int:
     created = as_dict(ev.get("metadata")).get("creationTimestamp")
     ts, flag = first_ts(p.ctx.tz, last, series.get("lastObservedTime"), ev.get("eventTime"),
                         first, created)
-    if ts is None:  # counted for the file's note (K8sJsonParser.parse_document)
-        p.__dict__["untimed"] = p.__dict__.get("untimed", 0) + 1
+    if ts is None and isinstance(p, K8sJsonParser):  # for the file's note
+        p.untimed += 1
     # kubectl prints 1 for a singleton: events.k8s.io leaves the count 0 or unset
     n = as_int(series.get("count")) or as_int(count) or 1
     instance = as_str(src.get("host")) or as_str(ev.get("reportingInstance"))
@@ -164,6 +164,9 @@ _HANDLERS: dict[str, Callable[[Parser, dict[str, Any], int], int]] = {
 class K8sJsonParser(DocumentParser):
     """Shared reading of a Kubernetes JSON document (a List or a single object)."""
 
+    #: events read with no time at all (``handle_event``), named in the file's note
+    untimed = 0
+
     def parse_document(self, data: bytes) -> None:
         doc = _load(data)
         if isinstance(doc, dict) and isinstance(doc.get("items"), list):
@@ -179,11 +182,11 @@ class K8sJsonParser(DocumentParser):
         for rec, item in enumerate(items, start=1):
             status, label = self._item(item, list_kind, rec)
             self.acct.note(status, rec, label)
-        untimed = self.__dict__.get("untimed", 0)
-        if untimed:
-            self.file_note = (f"{untimed:,} event(s) carry no time (no lastTimestamp, eventTime, "
-                              "firstTimestamp or metadata.creationTimestamp): kept without one, "
-                              "so no attempt boundary, interruption or cause is taken from them")
+        if self.untimed:
+            self.file_note = (f"{self.untimed:,} event(s) carry no time (no lastTimestamp, "
+                              "eventTime, firstTimestamp or metadata.creationTimestamp): kept "
+                              "without one, so no attempt boundary, interruption or cause is "
+                              "taken from them")
 
     def _item(self, item: Any, list_kind: str | None, rec: int) -> tuple[int, str]:
         if not isinstance(item, dict):
