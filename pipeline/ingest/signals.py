@@ -143,10 +143,34 @@ def install_signal_handlers() -> dict[int, Any]:
         threading.Thread(target=_watchdog, name="tormortem-watchdog", daemon=True).start()
     if not any(isinstance(f, _HeldImports) for f in sys.meta_path):
         sys.meta_path.insert(0, _HeldImports())
+    if not isinstance(sys.unraisablehook, _Rearm):
+        sys.unraisablehook = _Rearm(sys.unraisablehook)
     old: dict[int, Any] = {}
     for s in (signal.SIGINT, signal.SIGTERM):
         old[s] = signal.signal(s, _on_signal)
     return old
+
+
+class _Rearm:
+    """``sys.unraisablehook``: an ``Interrupted`` raised where Python cannot propagate it (the
+    signal's handler ran inside a ``__del__`` or a weakref callback, such as importlib's
+    module-lock cleanup) was printed as "Exception ignored ... Traceback" and lost, and the
+    run went on until ``GRACE_S`` ended it (a random-kill test, once). The signal is marked
+    unhandled and its byte written to the wake-up pipe instead: ``_watchdog`` relays it to the
+    main thread ``RELAY_S`` later, outside the destructor (raising it here would run the
+    handler inside the hook). Other exceptions go to the hook before."""
+
+    def __init__(self, prev: Any) -> None:
+        self.prev = prev
+
+    def __call__(self, unraisable: Any) -> None:
+        exc = getattr(unraisable, "exc_value", None)
+        if isinstance(exc, Interrupted) and _pipe:
+            _seen_at[0] = 0.0
+            with contextlib.suppress(OSError):
+                os.write(_pipe[0][1], bytes([exc.signum]))
+            return
+        self.prev(unraisable)
 
 
 #: native modules whose initialisation a signal must not cut: nanobind (DuckDB 2's

@@ -175,3 +175,32 @@ def test_a_signal_inside_duckdbs_native_import_waits_for_it() -> None:
     assert r.returncode == 130, r.stderr
     assert r.stdout.split("\n")[:2] == ["held inside the set-up", "interrupted after the import"]
     assert "nanobind" not in r.stderr
+
+
+def test_a_signal_handled_inside_a_destructor_still_stops_the_run() -> None:
+    """The handler can run inside a ``__del__`` or a weakref callback (importlib's module-lock
+    cleanup, in a random-kill test): Python prints its ``Interrupted`` as "Exception ignored
+    ... Traceback" and drops it. The signal is raised again (``signals._Rearm``): the run
+    stops at its next line, and nothing is printed."""
+    import subprocess
+    import sys
+
+    code = """
+import signal, time
+from pipeline.ingest import signals
+signals.install_signal_handlers()
+class X:
+    def __del__(self):
+        signals._on_signal(signal.SIGINT, None)  # the handler, run inside a destructor
+try:
+    X()
+    for _ in range(2000):
+        time.sleep(0.001)
+    print("went on")
+except signals.Interrupted:
+    print("stopped")
+"""
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert got.stdout.strip() == "stopped", (got.stdout, got.stderr)
+    assert "Exception ignored" not in got.stderr and "Traceback" not in got.stderr, got.stderr
