@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
 _UNITS = {
     "ms": 0.001, "msec": 0.001,
@@ -65,7 +66,13 @@ def parse_duration(text: str) -> float:
     return total
 
 
-def human(seconds: float) -> str:
+def known_sum(values: Mapping[str, float | None]) -> float:
+    """Sum of the components that could be measured (a None is unknown, not 0): for a run
+    with no progress lines, the measured ones alone make T_obs."""
+    return float(sum(v for v in values.values() if v is not None))
+
+
+def human(seconds: float | None) -> str:
     """Compact human duration: ``3d 04h``, ``5h 07m``, ``12m 05s``, ``42.0 s``."""
     if seconds is None or not math.isfinite(seconds):
         return "-"

@@ -86,6 +86,9 @@ def attempt_approx(k: int, d: Decomposition, a: AttemptInput, row: dict[str, Any
     return out
 
 
+#: components a run without any progress line cannot measure: written as null, not 0
+UNMEASURED = ("t_opt", "slow", "lost", "ckpt_save")
+
 #: attempt field -> run component it feeds
 _COMPONENT = {"startup_s": "startup", "hang_s": "hang", "tail_s": "tail",
               "repair_after_s": "repair", "ckpt_save_s": "ckpt_save", "resumed_from": "lost"}
@@ -100,9 +103,9 @@ def run_approx(attempts: list[dict[str, str]], has_progress: bool) -> dict[str, 
             if comp and comp not in out:
                 out[comp] = why
     if not has_progress:
-        for comp in ("t_opt", "slow", "lost", "ckpt_save"):
+        for comp in UNMEASURED:
             out[comp] = ("no progress lines: no healthy step time t*, so ideal work, slowness, "
-                         "lost work and saves cannot be measured (shown as 0)")
+                         "lost work and saves cannot be measured (null: unknown, not 0)")
     return out
 
 

@@ -6,7 +6,8 @@
 * ``attempt_events``   progress/checkpoint events assigned to attempts
 * ``attempt_parts``    per attempt: startup, ckpt_save, compute, hang, tail, repair, lost
 * ``runs``             per run: T_obs, T_opt, TOR, t*, iterations
-* ``decomposition``    per run and component: seconds (sums to T_obs)
+* ``decomposition``    per run and component: seconds (sums to T_obs; NULL where a run
+                       without progress lines cannot measure it: T_opt, slow, lost, saves)
 * ``interruptions``    per interruption: root cause, node, cost and its parts
 * ``evidence``         every evidence line of every interruption, cause first, then symptoms
 * ``slow_episodes``    fail-slow episodes found from step times
@@ -311,6 +312,10 @@ def _mark_approx(r: dict[str, Any], ri: RunInputs, d: Decomposition, causes: dic
         ij["approx"] = approx.interruption_approx(c.node_from, c.ts_flag)
     has_progress = any(a.progress for a in ri.attempts)
     r["approx"] = approx.run_approx(per_attempt, has_progress)
+    if not has_progress:  # no t*: these are unknown, not 0 (null in JSON, NULL in the tables)
+        r["t_opt_s"] = None
+        r["components"].update(dict.fromkeys(approx.UNMEASURED))
+        r["slow_split"] = {"fail_slow_episodes": None, "jitter": None}
     why = approx.tor_reason(d)
     if why is not None and r.get("tor_undefined") is None:
         r["tor"], r["tor_undefined"] = None, why
@@ -356,7 +361,8 @@ def _write_tables(con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
                    ("tor", f64), ("ideal_step_s", f64), ("iterations_net", pa.int64()),
                    ("attempts", pa.int64()), ("interruptions", pa.int64()), ("fidelity", s)]))
     put("decomposition", [{"run": r["run"], "component": k, "seconds": v,
-                           "share": v / r["t_obs_s"] if r["t_obs_s"] else None}
+                           "share": v / r["t_obs_s"] if r["t_obs_s"] and v is not None
+                           else None}
                           for r in results for k, v in r["components"].items()],
         pa.schema([("run", s), ("component", s), ("seconds", f64), ("share", f64)]))
     put("attempt_parts", [{"run": ri.run, "attempt": p.attempt, "start": _dt(p.start),

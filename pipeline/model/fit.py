@@ -215,7 +215,7 @@ def fit(analysis_run: dict[str, Any], attempts: list[dict[str, Any]],
     save_every = float(np.median(diffs)) if diffs.size else None
     n_saves = max(len(set(saves)), 1)
     # max(0, .): a run with no save time has ckpt_save 0 up to float rounding (-1e-8 s)
-    delta_mean = max(0.0, r["components"]["ckpt_save"] / n_saves) if saves else 0.0
+    delta_mean = max(0.0, (r["components"]["ckpt_save"] or 0.0) / n_saves) if saves else 0.0
     parts = r["attempts"]
     doc: dict[str, Any] = {
         "schema": SCHEMA_ID,

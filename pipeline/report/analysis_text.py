@@ -6,7 +6,7 @@ import textwrap
 from typing import Any
 
 from pipeline.report.terminal import table
-from pipeline.units import human
+from pipeline.units import human, known_sum
 
 LABELS = {
     "t_opt": "T_opt (ideal work)", "slow": "slow (fail-slow + jitter)",
@@ -37,7 +37,8 @@ def render_run(r: dict[str, Any], top: int | None = 10) -> str:
         f"Run {r['run']}: {r['start']} -> {r['end']} ({len(r['attempts'])} attempts, "
         f"{n_int} interruptions; fidelity: {r['fidelity']})",
         f"  T_obs {human(t_obs)} ({t_obs:,.0f} s)   T_opt "
-        f"{_mark(ap, 't_opt')}{human(r['t_opt_s'])}   {tor_text(r)}",
+        f"{_mark(ap, 't_opt')}{human(r['t_opt_s']) if r['t_opt_s'] is not None else 'unknown'}"
+        f"   {tor_text(r)}",
         (f"  ideal step t* {t_star:.3f} s" if t_star is not None and t_star == t_star
          else "  ideal step t* unknown (no progress lines)")
         + f"   iterations {r['start_iteration']:,} -> {r['final_iteration']:,} "
@@ -48,15 +49,19 @@ def render_run(r: dict[str, Any], top: int | None = 10) -> str:
     rows: list[list[Any]] = []
     for k, v in r["components"].items():
         m = _mark(ap, k)
+        if v is None:  # not measurable (no progress lines): unknown, not 0
+            rows.append([LABELS[k], f"{m}unknown", "", ""])
+            continue
         v = round(v, 1) + 0.0  # a float residue (-1e-10) prints as 0.0, not -0.0
         rows.append([LABELS[k], f"{m}{v:,.1f}", m + human(v), _pct(v, t_obs)])
-    rows.append(["total (= T_obs)", f"{sum(r['components'].values()):,.1f}",
-                 human(sum(r["components"].values())), _pct(t_obs, t_obs)])
+    total = known_sum(r["components"])
+    rows.append(["total (= T_obs)", f"{total:,.1f}", human(total), _pct(t_obs, t_obs)])
     lines += _indent(table(["component", "seconds", "", "share"], rows, {1, 3}))
     split = r["slow_split"]
-    lines.append(f"  slow = {split['fail_slow_episodes']:,.1f} s in "
-                 f"{len(r['slow_episodes'])} fail-slow episodes + {split['jitter']:,.1f} s "
-                 "jitter")
+    if split["jitter"] is not None:
+        lines.append(f"  slow = {split['fail_slow_episodes']:,.1f} s in "
+                     f"{len(r['slow_episodes'])} fail-slow episodes + {split['jitter']:,.1f} s "
+                     "jitter")
     if r["by_category"]:
         lines += ["", "  Interruptions by root cause (cost = lost + hang + repair + next "
                       "startup):"]
@@ -122,8 +127,8 @@ def decomposition_rows(analysis: dict[str, Any]) -> tuple[list[str], list[list[A
     for r in analysis["runs"]:
         ap = r.get("approx") or {}
         for k, v in r["components"].items():
-            rows.append([r["run"], k, v, v / r["t_obs_s"] if r["t_obs_s"] else None,
-                         ap.get(k)])
+            rows.append([r["run"], k, v, v / r["t_obs_s"] if r["t_obs_s"] and v is not None
+                         else None, ap.get(k)])
     return head, rows
 
 

@@ -14,7 +14,7 @@ from pipeline.report.analysis_text import LABELS
 from pipeline.report.dbdata import DbData
 from pipeline.report.model_ctx import model_context, predicted_for, rates_context
 from pipeline.report.quality import quality_context, run_warnings
-from pipeline.units import human
+from pipeline.units import human, known_sum
 
 CI_LEVEL = 0.95
 #: Runs with more interruptions than this show full evidence chains only for the costliest
@@ -124,10 +124,11 @@ def components(run: dict[str, Any]) -> list[dict[str, Any]]:
     t = run["t_obs_s"]
     ap = run.get("approx") or {}
     rows = [{"key": k, "label": LABELS.get(k, k), "color": plots.COMPONENT_COLORS.get(k, "#999"),
-             "d": dur(v), "share": 100 * v / t if t else 0.0, "approx": ap.get(k)}
+             "d": dur(v), "share": 100 * v / t if t and v is not None else None,
+             "approx": ap.get(k)}
             for k, v in run["components"].items()]
     rows.append({"key": "total", "label": "total (= T_obs)", "color": "",
-                 "d": dur(sum(run["components"].values())), "share": 100.0 if t else 0.0,
+                 "d": dur(known_sum(run["components"])), "share": 100.0 if t else 0.0,
                  "approx": None})
     return rows
 

@@ -78,7 +78,7 @@ def decomposition(runs: Sequence[tuple[str, dict[str, float], float]],
     names = [r[0] for r in runs]
     left = np.zeros(len(runs))
     for comp, color in COMPONENT_COLORS.items():
-        vals = np.array([100 * r[1].get(comp, 0.0) / r[2] if r[2] else 0.0 for r in runs])
+        vals = np.array([100 * (r[1].get(comp) or 0.0) / r[2] if r[2] else 0.0 for r in runs])
         ax.barh(names, vals, left=left, color=color, label=labels.get(comp, comp),
                 edgecolor="white", linewidth=0.5)
         for i, v in enumerate(vals):

@@ -34,7 +34,7 @@ def run_warnings(run: dict[str, Any], db: DbData) -> list[str]:
     rem = float(run.get("remainder_s") or 0.0)
     if abs(rem) > 1.0:
         w.append(f"The components miss T_obs by {rem:,.1f} s.")
-    neg = [k for k, v in run["components"].items() if v < -1.0]
+    neg = [k for k, v in run["components"].items() if v is not None and v < -1.0]
     if neg:
         w.append("Negative components (" + ", ".join(neg) + "): overlapping or mis-stamped "
                  "events.")

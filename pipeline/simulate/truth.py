@@ -121,4 +121,4 @@ def build(c: Campaign, meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def component_sum(run: dict[str, Any]) -> float:
-    return float(sum(run["components"][k] for k in COMPONENTS))
+    return float(sum(run["components"][k] or 0.0 for k in COMPONENTS))

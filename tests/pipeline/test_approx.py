@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from parsers.reader import expand_inputs
@@ -71,3 +72,27 @@ def test_no_progress_tor_undefined_never_zero(views: dict[str, Any]) -> None:
     text = render(views["slurm"])
     assert "TOR undefined (no progress lines linked to its attempts)" in text
     assert "TOR 0" not in text and "nan" not in text
+
+
+def test_no_progress_unmeasurable_components_are_null_not_zero(
+        views: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Without t* the ideal work, slowness, lost work and saves are unknown: null in the JSON
+    (a 0 would be a number computed from missing data); the measured rest still makes T_obs."""
+    r = views["slurm"]["runs"][0]
+    c = r["components"]
+    assert r["t_opt_s"] is None
+    assert [k for k, v in c.items() if v is None] == ["t_opt", "slow", "lost", "ckpt_save"]
+    assert c["repair"] > 0 and c["startup"] > 0
+    assert sum(v for v in c.values() if v is not None) == pytest.approx(r["t_obs_s"], rel=1e-12)
+    assert r["slow_split"] == {"fail_slow_episodes": None, "jitter": None}
+    text = render(views["slurm"])
+    assert "T_opt ~unknown" in text and "~unknown" in text.split("checkpoint saves")[1][:40]
+    assert f"{r['t_obs_s']:,.1f}" in text.split("total (= T_obs)")[1][:40]
+    # the tables say NULL, not 0
+    db = next(tmp_path_factory.getbasetemp().glob("approx*/slurm/tormortem.duckdb"))
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT component, seconds, share FROM decomposition "
+                           "WHERE seconds IS NULL ORDER BY component").fetchall()
+        opt = con.execute("SELECT t_opt_s FROM runs").fetchall()
+    assert rows == [(k, None, None) for k in sorted(["t_opt", "slow", "lost", "ckpt_save"])]
+    assert opt == [(None,)]
