@@ -11,8 +11,8 @@ back to the lines by their dictionary codes. The answers are exact by constructi
 ``tests/parsers/test_dedupe.py`` compares them with the per-line evaluation.
 
 A pattern that names a digit (RFC 5424's version ``1``, a zero-padded day) is evaluated on
-the lines. A literal prefilter with a few digit literals (``EXT4-fs``, ``mlx5``) is split:
-its digit-free part runs on the keys, its digit literals run relaxed on the keys (``EXT0-fs``)
+the lines. A literal prefilter with a few digit literals (``mlx5_cmd_out_err``) is split:
+its digit-free part runs on the keys, its digit literals run relaxed on the keys (``mlx0_...``)
 and the lines whose key matched are then tested exactly (``CompiledPrefilter.key_parts``).
 
 It pays only where lines repeat: a sample of the chunk decides (``unique_lines``), and a

@@ -57,6 +57,13 @@ _NVME = re.compile(r"^nvme (nvme\d+): (?:.*timeout, (?:aborting|reset controller
                    r"|Removing after probe failure"
                    r"|Device not ready; aborting (?:reset|initialisation)"
                    r"|controller is down)")
+_LUSTRE = ("Request sent has timed out", "was lost; in progress operations")
+#: broad anchors of these recognisers -> the patterns that every line holding only that anchor
+#: must match for ``HostLines.match`` to give it a row (``KernelMessages.CHECKED``): a healthy
+#: node's ``EXT4-fs (nvme0n1p2): mounted filesystem ...``, smartd's ``Device: /dev/nvme0, SMART
+#: Health Status: OK`` and ``Lustre: ... Connection restored to ...`` stay out of Python
+CHECKED = {"nvme": (_NVME.pattern,), "EXT4-fs": (_EXT4.pattern,),
+           "Lustre:": ("Lustre:.*(?:" + "|".join(map(re.escape, _LUSTRE)) + ")",)}
 _HUNG = re.compile(r"INFO: task (.+):(\d+) blocked for more than (\d+) seconds")
 _SOFT = re.compile(r"soft lockup - CPU#\d+ stuck for \d+s! \[(.+):(\d+)\]")
 _PANIC = re.compile(r"(?:^|---\[ end )Kernel panic - not syncing: ?(.*?)(?: \]---)?$")
@@ -167,10 +174,10 @@ class HostLines:
             emit("io_error", body, code="lustre")
             return EVENT
         if body.startswith("Lustre:"):
-            if "Request sent has timed out" in body:
+            if _LUSTRE[0] in body:
                 emit("io_error", body, code="lustre_timeout")
                 return EVENT
-            if "was lost; in progress operations" in body:
+            if _LUSTRE[1] in body:
                 emit("io_error", body, code="lustre_conn_lost")
                 return EVENT
             return NOISE

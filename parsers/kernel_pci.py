@@ -41,6 +41,12 @@ _EDAC = re.compile(r"^EDAC (?:\S+ )?MC(\d+): (?:(\d+) )?(CE|UE) (?:.*? on )?([^ 
 _IB_PORT = re.compile(r"(\S+): Port: (\d+) Link (\w+)")
 _NET_DOWN = re.compile(r"^mlx5_core \S+ (\S+): Link down")
 _CMD_ERR = re.compile(r"mlx5_cmd_out_err:\d+:\(pid \d+\): (\w+)\(")
+#: broad anchors -> the patterns every line holding only that anchor must match for
+#: ``PciLines._mlx5`` to give it a row (``KernelMessages.CHECKED``): ``Port module event:
+#: module 0, Cable plugged`` and other health chatter stay out of Python
+CHECKED = {"Port module event": (r"Port module event(?:\[error\]|.*unplugged)",),
+           "health": (r"health compromised|print_health_info|health_try_recover|health.*synd"
+                      r"|synd.*health",)}
 
 
 def aer_code(sev: str) -> str:

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import polars as pl
 
+from parsers import kernel_host, kernel_pci
 from parsers.anchors import CompiledPrefilter, Prefilter
 from parsers.base import EVENT, NOISE, Emit, FileContext, never_open
 from parsers.gate import gate_of
@@ -85,15 +86,21 @@ class KernelMessages:
     SIGNAL: ClassVar[tuple[str, ...]] = (
         "NVRM", "SXid", "AER", "PCIe Bus Error", "DPC: containment", "[Hardware Error]",
         "Machine Check", "Machine check", "temperature above threshold", "EDAC", "Link DOWN",
-        "Link down", "Port module event", "health", "Fatal error", "mlx5_cmd_out_err",
+        "Link down", "Fatal error", "mlx5_cmd_out_err",
         "Will cause a leak", "Killed process", "Kill process", "oom-kill:",
-        "invoked oom-killer", "I/O error", "medium error", "target error", "EXT4-fs",
-        "XFS (", "LustreError:", "Lustre:", "nfs: server", "nvme", "Aborting journal",
+        "invoked oom-killer", "I/O error", "medium error", "target error",
+        "XFS (", "LustreError:", "nfs: server", "Aborting journal",
         "capacity change", "INFO: task", "soft lockup", "Kernel panic", "BUG: ", "Oops: ",
         "general protection fault", "#PF: ", "Memory failure: ")
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
     #: ... and every line they call noise (outside a kernel log that matters for accounting)
-    CLAIMS: ClassVar[tuple[str, ...]] = ("mlx5", "Link", "mce: ", "oom_reaper:", "Port: ")
+    #: (the checked anchors too: a line holding one is claimed, as noise if not as an event)
+    CLAIMS: ClassVar[tuple[str, ...]] = ("mlx5", "Link", "mce: ", "oom_reaper:", "Port: ",
+                                         *kernel_host.CHECKED, *kernel_pci.CHECKED)
+    #: broad anchors: a line holding one (and no other anchor) is a candidate only if it
+    #: matches what the recogniser can give a row for (``kernel_host``, ``kernel_pci``)
+    CHECKED: ClassVar[dict[str, tuple[str, ...]]] = {**kernel_host.CHECKED,
+                                                     **kernel_pci.CHECKED}
 
     def __init__(self) -> None:
         self.nv = NvidiaLines()

@@ -71,3 +71,74 @@ def test_the_rows_are_the_same_with_the_prefilter_off(tmp_path: Path, source: st
     assert off == on
     events = off[0][3]  # type: ignore[index]
     assert isinstance(events, int) and events >= 40 + 3 * 10
+
+
+# Kernel messages of healthy nodes that hold a broad anchor of the kernel recognisers (nvme,
+# EXT4-fs, Lustre:, Port module event, health) and no row: in a kernel log (where an enveloped
+# line is noise by default) they stay out of Python.
+KERNEL_HEALTHY = [
+    # fs/ext4/super.c (5.15) ext4_fill_super: ext4_msg(sb, KERN_INFO, "mounted filesystem
+    # with%s. Opts: %.*s%s. Quota mode: %s.") through ext4_msg's "EXT4-fs (%s): %pV"
+    "EXT4-fs (nvme0n1p2): mounted filesystem with ordered data mode. Opts: (null). Quota "
+    "mode: none.",
+    # drivers/nvme/host/pci.c nvme_probe "pci function %s", nvme_setup_io_queues
+    # "%d/%d/%d default/read/poll queues", nvme_timeout "I/O %d QID %d timeout, completion
+    # polled" (the command completed: no error)
+    "nvme nvme0: pci function 0000:c1:00.0",
+    "nvme nvme0: 64/0/0 default/read/poll queues",
+    "nvme nvme0: I/O 123 QID 4 timeout, completion polled",
+    # lustre/ptlrpc/import.c: LCONSOLE_INFO("%s: Connection restored to %s (at %s)\n")
+    "Lustre: lustre-OST0003-osc-ffff8a0e1c2d3000: Connection restored to 10.0.0.3@o2ib (at "
+    "10.0.0.3@o2ib)",
+    # mlx5 events.c port_module_event: "Port module event: module %u, %s" (mlx5_core_info's
+    # "%s:%d:(pid %d): " head); health.c mlx5_trigger_health_work
+    "mlx5_core 0000:3b:00.0: mlx5_port_module_event:1135:(pid 0): Port module event: module "
+    "0, Cable plugged",
+    "mlx5_core 0000:3b:00.0: mlx5_trigger_health_work:756:(pid 0): new health works are not "
+    "permitted at this stage",
+]
+# ... and lines of the same anchors that are events (kernel_host.py, kernel_pci.py cite them)
+KERNEL_EVENTS = [
+    "nvme nvme0: I/O 258 (I/O Cmd) QID 4 timeout, aborting",
+    "nvme nvme0: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0xffff",
+    "EXT4-fs error (device nvme0n1p2): ext4_find_entry:1455: inode #2: comm ls: reading "
+    "directory lblock 0",
+    "EXT4-fs (nvme0n1p2): Remounting filesystem read-only",
+    "Lustre: 12345:0:(client.c:2289:ptlrpc_expire_one_request()) @@@ Request sent has timed "
+    "out for slow reply: [sent 1714521600/real 1714521600]",
+    "Lustre: lustre-MDT0000-mdc-ffff8a0e1c2d3000: Connection to lustre-MDT0000 (at "
+    "10.0.0.2@o2ib) was lost; in progress operations using this service will wait for "
+    "recovery to complete",
+    "mlx5_core 0000:3b:00.0: mlx5_port_module_event:1135:(pid 0): Port module event: module "
+    "0, Cable unplugged",
+    "mlx5_core 0000:3b:00.0: Port module event[error]: module 0, Cable error, High Temperature",
+    "mlx5_core 0000:3b:00.0: print_health_info:424:(pid 0): PCI slot is unavailable",
+    "mlx5_core 0000:3b:00.0: poll_health:800:(pid 0): device's health compromised - reached "
+    "miss count",
+]
+
+
+def _syslog(messages: list[str]) -> list[str]:
+    return [f"May  1 00:00:{i % 60:02d} node{i % 7:03d} kernel: [ {100 + i}.000001] {m}"
+            for i, m in enumerate(messages)]
+
+
+def test_kernel_broad_anchors_checked() -> None:
+    """Without noise claims (the kernel dialect's enveloped lines) the healthy lines are no
+    candidates and the event lines are; with them (any other dialect) all are, as before."""
+    free, claims = global_prefilter(claims=False), global_prefilter(claims=True)
+    healthy, events = pl.Series(_syslog(KERNEL_HEALTHY)), pl.Series(_syslog(KERNEL_EVENTS))
+    assert not free.mask_np(healthy).any()
+    assert free.mask_np(events).all()
+    assert claims.mask_np(healthy).all() and claims.mask_np(events).all()
+
+
+@pytest.mark.parametrize("source", ["kernel", "-"])
+def test_kernel_rows_the_same_with_the_prefilter_off(tmp_path: Path, source: str) -> None:
+    lines = _syslog([(KERNEL_HEALTHY + KERNEL_EVENTS)[i % 17] for i in range(170)])
+    f = tmp_path / "syslog"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    off, on = _parse_all([str(f)], source, "0"), _parse_all([str(f)], source, "1")
+    assert off == on
+    events = off[0][3]  # type: ignore[index]
+    assert isinstance(events, int) and events >= 10 * len(KERNEL_EVENTS)

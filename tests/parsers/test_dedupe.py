@@ -119,13 +119,15 @@ def test_of_lines_is_the_shapes_of_those_lines() -> None:
 
 
 def test_digit_literals_are_confirmed_on_the_line() -> None:
-    """``EXT4-fs`` is a literal of the prefilter: on keys it is ``EXT0-fs``, which ``EXT7-fs``
-    has too; the line itself decides."""
+    """``mlx5_cmd_out_err`` is a literal of the prefilter: on keys it is ``mlx0_cmd_out_err``,
+    which ``mlx7_cmd_out_err`` has too; the line itself decides."""
     cp = global_prefilter(claims=False)
     parts = cp.key_parts
     assert parts is not None and parts.relaxed is not None
-    lines = pl.Series(["May 1 00:00:00 h kernel: EXT4-fs (sda1): error",
-                       "May 1 00:00:00 h kernel: EXT7-fs (sda1): mounted"] * 9000)
+    lines = pl.Series(["May 1 00:00:00 h kernel: mlx5_core 0000:3b:00.0: mlx5_cmd_out_err:838:(p"
+                       "id 0): QUERY_VPORT_STATE(0x750) op_mod(0x0) failed, status bad",
+                       "May 1 00:00:00 h kernel: mlx5_core 0000:3b:00.0: mlx7_cmd_out_err:838:(p"
+                       "id 0): QUERY_VPORT_STATE(0x750) op_mod(0x0) failed, status bad"] * 9000)
     got = prefilter.masks(lines, {"c": cp}, unique=dedupe.shapes(lines))["c"]
     assert got[0::2].all() and not got[1::2].any()
 
