@@ -20,7 +20,8 @@ Formats:
   down``, ``mlx5_core <bdf>: Port module event[error]: module 0, Cable error, High
   Temperature``, ``... Port module event: module 1, Cable unplugged`` (mlx5 events.c),
   ``poll_health:...: device's health compromised - reached miss count`` (health.c),
-  ``mlx5_cmd_out_err:838:(pid 1441871): ACCESS_REG(0x805) op_mod(0x1) failed, ...`` (cmd.c).
+  ``mlx5_cmd_out_err:838:(pid 1441871): ACCESS_REG(0x805) op_mod(0x1) failed, ...`` (cmd.c;
+  ``mlx5_cmd_check:795:(pid 9993): ...`` before 5.16, the same message from mlx5_cmd_check()).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ _MCE = re.compile(r"CPU (\d+): Machine Check( Exception)?: \w+ Bank (\d+): ([0-9
 _EDAC = re.compile(r"^EDAC (?:\S+ )?MC(\d+): (?:(\d+) )?(CE|UE) (?:.*? on )?([^ (]*)")
 _IB_PORT = re.compile(r"(\S+): Port: (\d+) Link (\w+)")
 _NET_DOWN = re.compile(r"^mlx5_core \S+ (\S+): Link down")
-_CMD_ERR = re.compile(r"mlx5_cmd_out_err:\d+:\(pid \d+\): (\w+)\(")
+_CMD_ERR = re.compile(r"mlx5_cmd_(?:out_err|check):\d+:\(pid \d+\): (\w+)\(")
 #: broad anchors -> the patterns every line holding only that anchor must match for
 #: ``PciLines._mlx5`` to give it a row (``KernelMessages.CHECKED``): ``Port module event:
 #: module 0, Cable plugged`` and other health chatter stay out of Python
@@ -210,6 +211,12 @@ class PciLines:
             self.mlx5_health_open = True
             return EVENT
         self.mlx5_health_open = False
+        if ": CQ error on CQN " in body:
+            # eq.c mlx5_eq_async_int (mlx5_eq_int before 5.x), MLX5_EVENT_TYPE_CQ_ERROR:
+            # mlx5_core_warn(dev, "CQ error on CQN 0x%x, syndrome 0x%x\n", ...) ("syndrom" in
+            # 3.x/4.x): a completion queue overran or hit an access error; its QPs are in error
+            emit("mlx5_error", body, code="error_cqe", device=dev)
+            return EVENT
         c = _CMD_ERR.search(body)
         if c:
             emit("mlx5_error", body, code="cmd_out_err", device=dev)

@@ -86,7 +86,7 @@ class KernelMessages:
     SIGNAL: ClassVar[tuple[str, ...]] = (
         "NVRM", "SXid", "AER", "PCIe Bus Error", "DPC: containment", "[Hardware Error]",
         "Machine Check", "Machine check", "temperature above threshold", "EDAC", "Link DOWN",
-        "Link down", "Fatal error", "mlx5_cmd_out_err",
+        "Link down", "Fatal error", "mlx5_cmd_out_err", "mlx5_cmd_check", ": CQ error on CQN ",
         "Will cause a leak", "Killed process", "Kill process", "oom-kill:",
         "invoked oom-killer", "I/O error", "medium error", "target error",
         "XFS (", "LustreError:", "nfs: server", "Aborting journal",

@@ -80,8 +80,12 @@ def _envelope(text: str) -> re.Match[str] | None:
 
 _VERSION = re.compile(r"^NCCL version \d+\.\d+\.\d+\S*$")
 #: a transport WARN's message on its own (torch's ``Last error:`` continuation, pastes)
-_BARE = re.compile(r"^\s*(?:(?:NET/IB\w*|NET/Socket|Net|socketProgress(?:Opt)?|socketStartConnect)"
-                   r"\s?: |Call to (?:wrap_)?ibv_\w+ failed"
+_BARE = re.compile(r"^\s*(?:NET/IB\w*\s?: ?"  # "NET/IBP:Got completion ..." (a plugin's name)
+                   r"|(?:NET/Socket|Net|socketProgress(?:Opt)?|socketStartConnect)\s?: "
+                   r"|Call to (?:wrap_)?ibv_\w+ failed"
+                   # NCCLCHECK's CUDACHECK: WARN("Cuda failure %d '%s'", ...), the message torch
+                   # repeats under "Last error:" (src/include/checks.h)
+                   r"|Cuda failure (?:\d+ )?'"
                    # src/proxy.cc proxyServiceLoop: WARN("[Proxy Service %d] Failed to execute
                    # operation %s from rank %d, retcode %d", ...)
                    r"|\[Proxy Service \d+\] Failed to execute operation )")
@@ -142,7 +146,7 @@ class NcclMatcher:
     #: Python with a vectorised rule, parsers.joblog); the rest are transport messages alone
     SIGNAL: ClassVar[tuple[str, ...]] = ("NCCL WARN", "NCCL ABORT", "Abort COMPLETE",
                                          "socketProgress", "socketStartConnect",
-                                         "] Failed to execute operation ")
+                                         "] Failed to execute operation ", "Cuda failure ")
     #: the error-return trace, and a transport message without NCCL's prefix (_BARE): at the
     #: start of the message, not after "NCCL INFO " (healthy "NET/IB : Using ..." lines)
     SIGNAL_RE: ClassVar[tuple[str, ...]] = (
