@@ -112,9 +112,11 @@ class DeepSpeedMatcher:
     def _checkpoint(self, s: str, emit: Emit) -> int | None:
         kind = code = None
         if "[Torch] Checkpoint " in s:
-            if s.endswith(("is about to be saved!", "is begin to save!")):
+            # rstrip: a pasted line can keep the spaces a terminal padded it with
+            end = s.rstrip()
+            if end.endswith(("is about to be saved!", "is begin to save!")):
                 kind = "ckpt_save_start"
-            elif s.endswith("is ready now!"):
+            elif end.endswith("is ready now!"):
                 kind, code = "ckpt_save_end", "commit"
         elif "Saving model checkpoint: " in s:
             kind = "ckpt_save_start"

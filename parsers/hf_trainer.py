@@ -4,7 +4,9 @@ transformers' ``Trainer`` (src/transformers/trainer.py, trainer_callback.py) pri
 
 * the ``logs`` dict of ``Trainer.log`` through ``ProgressCallback.on_log`` as ``str(dict)``:
   ``{'loss': 2.3456, 'grad_norm': 1.23, 'learning_rate': 4.5e-05, 'epoch': 0.12}`` ->
-  ``hf_log`` (value = loss; the dict has no step, so iteration is null); the final
+  ``hf_log`` (value = loss; the dict has no step, so iteration is null, unless a fork put
+  one in: PaddleNLP's ``'global_step': N``, ms-swift's ``'global_step/max_steps': 'N/M'``);
+  the final
   ``{'train_runtime': 1234.5, 'train_samples_per_second': ..., 'train_loss': ..., 'epoch': 3.0}``
   -> ``train_end`` (code ``train_runtime``, value = train_runtime seconds).
 * ``Saving model checkpoint to out/checkpoint-500`` (logger.info) -> ``ckpt_save_start``
@@ -35,6 +37,9 @@ from parsers.base import EVENT, NOISE, Emit, never_open
 
 _NUM = r"(?:np\.float\d+\()?'?(-?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf|-inf)"
 _LOSS = re.compile(r"^\{'loss': " + _NUM)
+#: the step some Trainer forks put in the logged dict: PaddleNLP's ``'global_step': 150``,
+#: ms-swift's ``'global_step/max_steps': '12/94'`` (transformers' own dict has none)
+_DICT_STEP = re.compile(r"'global_step(?:': |/max_steps': ')(\d+)\b")
 _RUNTIME = re.compile(r"^\{'train_runtime': " + _NUM)
 _CKPT_STEP = re.compile(r"checkpoint-(\d+)")
 _CONTINUE = re.compile(r"^\s*Continuing training from global step (\d+)")
@@ -89,7 +94,9 @@ class HfTrainerMatcher:
         if c == "{":
             m = _LOSS.match(text)
             if m is not None:
-                emit(kind="hf_log", value=_float(m.group(1)), format=self.format)
+                st = _DICT_STEP.search(text)
+                emit(kind="hf_log", value=_float(m.group(1)),
+                     iteration=int(st.group(1)) if st else None, format=self.format)
                 return EVENT
             m = _RUNTIME.match(text)
             if m is not None:
