@@ -150,7 +150,9 @@ def _judge(shape: bytes, p: JobLogParser | None) -> tuple[int, ...]:
     if (m := _BAR_RX.match(shape)) is not None:
         return 1, m.start(1), m.end(1) - m.start(1), m.start(2), m.end(2) - m.start(2), 0, 0
     if (m := _LOSS_RX.match(shape)) is not None:
-        return 2, 0, 0, m.start(1), m.end(1) - m.start(1), 0, 0
+        # a fork's step in the dict (hf_trainer._DICT_STEP) is read per line
+        return (2, 0, 0, m.start(1), m.end(1) - m.start(1), 0, 0) \
+            if b"'global_step" not in shape else _REJECT
     if p is not None and (d := _described(shape, p)) is not None:
         return (1, *d)
     if _BLANK_RX.match(shape) is not None:

@@ -162,6 +162,9 @@ def _tqdm_log(blocks: int) -> str:
             out.append("{'loss': 1e-05, 'epoch': 0.1}")
             out.append("  5%|▌         | 100/2000 [01:23<26:15,  1.21it/s]")
             out.append(_bars(n, n + 2) + "\rsomething else")
+        if b % 10 == 4:  # PaddleNLP's dict with its step (test_pasted_round5_progress.py)
+            out.append(_bars(n, n + 2) + "\r" + " " * 54 + "\r{'loss': 0.1856, "
+                       f"'learning_rate': 4.5e-05, 'global_step': {n + 2}, 'epoch': 2.0}}")
     return "\n".join(out) + "\n"
 
 
@@ -173,6 +176,9 @@ def test_tqdm_fast_path_equals_per_line(blocks: int, monkeypatch: pytest.MonkeyP
     text = _tqdm_log(blocks)
     rows = both_paths(JobLogParser, text, "slurm-555.out", monkeypatch, ordered=False)
     assert {"progress_bar", "hf_log", "ckpt_save_start"} <= {r["kind"] for r in rows}
+    # the step a fork's dict carries is read whichever path took the line
+    steps = [r["iteration"] for r in rows if r["kind"] == "hf_log" and r["iteration"]]
+    assert len(steps) == len(range(4, blocks, 10))
     # a bar's row, like an iteration row, keeps no copy of the text (file/line_no locate it)
     assert all(r["message"] is None for r in rows if r["kind"] == "progress_bar")
     assert {r["ts_flag"] for r in rows} >= {"inherited", "missing", "assumed_tz"}
