@@ -123,6 +123,9 @@ class SacctTextParser(LineParser):
         self._cut: dict[str, int] = {}  #: fixed-width column -> rows where it was cut
         self.delim = "|"  #: --delimiter=X (with -p/-P), from the header line
         self._backwards: list[int] = []  #: lines of records that end before they start
+        #: lines of rows that could not be read (a field too many or few: a delimiter inside
+        #: a value such as a JobName with '|'; a time or node list that is no such thing)
+        self._bad: list[int] = []
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -162,7 +165,7 @@ class SacctTextParser(LineParser):
             fields = [*fields[:sl], "|".join(fields[sl:sl + extra + 1]),
                       *fields[sl + extra + 1:]]
         if len(fields) != self.ncols:
-            return UNPARSED
+            return self._unread(line_no)
         return self._emit(fields, text, line_no)
 
     def _emit(self, fields: list[str], text: str, line_no: int) -> int:
@@ -173,16 +176,27 @@ class SacctTextParser(LineParser):
             self._refresh_note()
             return UNPARSED
         except (ValueError, TimeError, hostlist.HostlistError):
-            return UNPARSED
+            return self._unread(line_no)
         return EVENT
+
+    def _unread(self, line_no: int) -> int:
+        """A row that is no record: counted unparsed (with its sample), and the file's note
+        says so, so that analyze warns (``unread_input``): its job's execution is missing."""
+        self._bad.append(line_no)
+        self._refresh_note()
+        return UNPARSED
 
     def _refresh_note(self) -> None:
         back = (f"{len(self._backwards):,} record(s) end before they start (line "
                 f"{', '.join(map(str, self._backwards[:3]))}{' ...' * (len(self._backwards) > 3)}"
                 "): not read, as no time of theirs can be trusted (check them with sacct -j "
                 "JOBID)") if self._backwards else None
-        self.file_note = "; ".join(n for n in (self._columns_note(), self._cut_note(), back)
-                                   if n) or None
+        bad = (f"{len(self._bad):,} row(s) could not be read (line "
+               f"{', '.join(map(str, self._bad[:3]))}{' ...' * (len(self._bad) > 3)}): their "
+               "executions are missing; a value holding '|' needs sacct --parsable2 "
+               "--delimiter=X (rows in unparsed_samples)") if self._bad else None
+        self.file_note = "; ".join(n for n in (self._columns_note(), self._cut_note(), back,
+                                               bad) if n) or None
 
     def _delimited(self, text: str, line_no: int) -> int:
         """A line of ``sacct -P --delimiter=X`` (``slurm_sacct_fields.split_delimited``)."""
@@ -192,7 +206,7 @@ class SacctTextParser(LineParser):
             text = text[:-1]
         fields = split_delimited(text, self.delim, self.cols, self.ncols)
         if fields is None:
-            return UNPARSED
+            return self._unread(line_no)
         return self._emit(fields, text, line_no)
 
     def _fixed(self, text: str, line_no: int) -> int:

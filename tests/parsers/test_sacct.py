@@ -335,3 +335,27 @@ def test_json_sniff() -> None:
                  "node017:12345:12345 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.17<0>\n"):
         assert SacctJsonParser.sniff(head, "x.log") < 30
         assert SacctTextParser.sniff(head, "x.log") < 30
+
+
+@pytest.mark.parametrize("damage", [
+    ("|cancel|", "|can|cel|"),  # a '|' inside a JobName: a field too many
+    ("2026-11-29T19:52:35", "2026-13-45T99:00:05"),  # a Start that is no time
+])
+def test_a_row_that_is_no_record_is_counted_and_noted(tmp_path: Path,
+                                                      damage: tuple[str, str]) -> None:
+    """A row sacct printed that cannot be read loses its job's execution: counted unparsed
+    and named in the file's note (analyze's ``unread_input`` warning; it was silent, and the
+    run's TOR was computed without that execution)."""
+    from parsers.driver import parse_file
+    from parsers.reader import InputFile
+
+    bad = ROWS_REAL1[0].replace(*damage)
+    assert bad != ROWS_REAL1[0]
+    f = tmp_path / "sacct.psv"
+    f.write_text(HEADER + "\n" + bad + "\n" + ROWS_REAL1[2] + "\n")
+    records: list[Any] = []
+    res = parse_file(InputFile(f, str(f)), lambda b: None, records.append,
+                     source=SacctTextParser)
+    assert [r["job_id"] for b in records for r in b.to_pylist()] == ["7"]
+    assert (res.acct.read, res.acct.unparsed) == (3, 1)
+    assert res.note is not None and "1 row(s) could not be read (line 2)" in res.note
