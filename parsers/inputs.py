@@ -115,6 +115,21 @@ class InputFile:
     stream: Stream | None = field(default=None, compare=False)  #: stdin or a named FIFO
     url: str | None = None  #: an fsspec URL (``parsers.remote``); ``path`` is then not local
 
+    def __post_init__(self) -> None:
+        # a file name that is not UTF-8 (Latin-1 ``caf\xe9.log``) reaches Python with surrogate
+        # escapes, which no Arrow or DuckDB string can hold: shown and stored with the bytes
+        # escaped (``caf\\xe9.log``); ``path`` keeps the name that opens the file
+        object.__setattr__(self, "display", printable_name(self.display))
+
+
+def printable_name(name: str) -> str:
+    """``name`` with the undecodable bytes of a file name written ``\\xNN``."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name
+
 
 def input_size(f: InputFile) -> int:
     """Bytes of a file or URL (0 for a stream, or when it cannot be asked)."""

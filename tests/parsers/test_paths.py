@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from parsers.paths import host_from_path, job_from_path
@@ -28,3 +30,26 @@ def test_job_from_path() -> None:
     assert job_from_path("jobs/slurm-1234.out") == "1234"
     assert job_from_path("jobs/slurm-1234_5.err") == "1234_5"
     assert job_from_path("node017/kern.log") is None
+
+
+def test_a_file_name_that_is_not_utf8_is_read_under_an_escaped_name(tmp_path: Path) -> None:
+    """A Latin-1 name (``caf\\xe9-slurm-1002.out``) aborted the whole run: Arrow cannot hold
+    the surrogate escapes Python gives such a name. The file is read; its name is stored with
+    the byte escaped, and the job id in it still links it."""
+    import os
+
+    from parsers.reader import expand_inputs
+    from pipeline.ingest.run import ingest
+    from pipeline.ingest.sink import connect
+
+    raw = os.fsencode(str(tmp_path / "jobs")) + b"/caf\xe9-slurm-1002.out"
+    os.makedirs(os.fsdecode(os.path.dirname(raw)))
+    with open(raw, "wb") as fh:
+        fh.write(b" iteration      100/    1000 | consumed samples:        12800 | elapsed time "
+                 b"per iteration (ms): 812.3 | learning rate: 3.000E-04 |\n")
+    out = tmp_path / "out"
+    ingest(expand_inputs([str(tmp_path / "jobs")]), out)
+    with connect(out / "tormortem.duckdb", read_only=True) as con:
+        rows = con.execute("SELECT file, job_id, kind FROM events").fetchall()
+    name = str(tmp_path / "jobs") + "/caf\\xe9-slurm-1002.out"
+    assert rows == [(name, "1002", "iteration")]
