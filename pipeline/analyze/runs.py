@@ -30,6 +30,7 @@ class RunMapError(RulesError):
 
 def load_run_map(path: Path | None) -> pa.Table:
     rows: list[dict[str, str]] = []
+    seen: dict[str, tuple[str, int]] = {}  #: job id -> (run, line): a row repeated is one row
     if path is not None:
         try:
             with io.StringIO(read_text(path), newline="") as fh:
@@ -40,7 +41,16 @@ def load_run_map(path: Path | None) -> pa.Table:
                 for i, r in enumerate(reader, start=2):
                     if not r["job_id"] or not r["run"]:
                         raise RunMapError(f"{path} line {i}: empty job_id or run")
-                    rows.append({"job_id": r["job_id"].strip(), "run": r["run"].strip()})
+                    job, run = r["job_id"].strip(), r["run"].strip()
+                    if job in seen:
+                        if seen[job][0] != run:
+                            raise RunMapError(
+                                f"{path} line {i}: job {job} is mapped to run {run!r} here and "
+                                f"to {seen[job][0]!r} on line {seen[job][1]}: a job belongs to "
+                                "one run; keep one of the rows")
+                        continue
+                    seen[job] = (run, i)
+                    rows.append({"job_id": job, "run": run})
         except OSError as e:
             raise RunMapError(f"cannot read run map {path}: {e.strerror}") from None
         except NotText as e:

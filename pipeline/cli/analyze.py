@@ -95,6 +95,13 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
                                  "above 0 (e.g. 2.35s), or leave the option out to measure it",
                                  param_hint="--ideal-step-time")
     before, after = parse_duration(window_before), parse_duration(window_after)
+    if run_map is not None:  # a usage error now, not after the ingest
+        from pipeline.analyze.runs import RunMapError, load_run_map
+
+        try:
+            load_run_map(run_map)
+        except RunMapError as e:
+            raise click.BadParameter(str(e), param_hint="--run-map") from None
     found = gather(paths)
     from pipeline.ingest.procs import start_early
 

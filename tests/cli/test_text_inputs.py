@@ -13,6 +13,8 @@ import pytest
 from pipeline.analyze.runs import load_run_map
 from tests.cli.conftest import invoke
 
+DEMO = Path(__file__).resolve().parents[2] / "sample_logs" / "demo"
+
 XID = ("Dec 31 23:59:58 node017 kernel: [ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, "
        "GPU has fallen off the bus.\n")
 #: the built-in rule xid-79 (category gpu_hardware) replaced by one of the same id
@@ -66,3 +68,17 @@ def test_a_run_map_in_utf16_or_with_a_bom_is_read(tmp_path: Path, encoding: str)
     r = invoke("analyze", str(tmp_path / "nologs"), "--out", str(tmp_path / "o"), "--run-map",
                str(tmp_path / "map.csv"))
     assert r.exit_code == 2 and "no such file, directory or glob match" in r.stderr, r.output
+
+
+def test_a_run_map_row_repeated_is_one_row_and_a_conflict_is_an_error(tmp_path: Path) -> None:
+    """A job id listed twice made its attempt twice (a fake interruption, predicted TOR 0.190
+    instead of 0.377, fault probe S4); listed under two runs, the last row won silently."""
+    (tmp_path / "map.csv").write_text("job_id,run\n1001,a\n1001,a\n1002,a\n")
+    assert load_run_map(tmp_path / "map.csv").to_pylist() == [
+        {"job_id": "1001", "run": "a"}, {"job_id": "1002", "run": "a"}]
+    (tmp_path / "bad.csv").write_text("job_id,run\n1001,a\n1002,a\n1001,b\n")
+    r = invoke("analyze", str(DEMO), "--out", str(tmp_path / "o"), "--run-map",
+               str(tmp_path / "bad.csv"))
+    assert r.exit_code == 2, r.output
+    assert "line 4: job 1001 is mapped to run 'b' here and to 'a' on line 2" in r.stderr
+    assert "Traceback" not in r.output
