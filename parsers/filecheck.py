@@ -50,6 +50,10 @@ def with_notes(note: str | None, st: ReadStats) -> str | None:
         extra.append(f"{st.encoding} text, read re-encoded as UTF-8")
     if st.grew:
         extra.append(f"grew while read: read up to its size when opened ({st.limit:,} bytes)")
+    if st.shrank:
+        extra.append(f"cut while read: {st.bytes:,} of its {st.expected:,} bytes were there to "
+                     "read (truncated in place, as logrotate's copytruncate does); the rest is "
+                     "missing: read the rotated copy too")
     if st.cut_lines:
         extra.append(f"{st.cut_lines:,} line(s) longer than {MAX_LINE_BYTES >> 20} MiB cut "
                      f"({st.cut_bytes:,} bytes not parsed: a line's end, or the middle of a "

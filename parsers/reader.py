@@ -70,6 +70,10 @@ class ReadStats:
     sha256: str | None = None  #: of the bytes read (decompressed)
     bytes: int = 0  #: bytes read (decompressed)
     grew: bool = False  #: the file was longer after reading than when opened
+    #: the file ended before the size it had when surveyed or opened (cut in place while read:
+    #: logrotate's copytruncate): ``bytes`` of ``expected`` were read
+    shrank: bool = False
+    expected: int = 0
     cut_lines: int = 0  #: lines cut at MAX_LINE_BYTES
     cut_bytes: int = 0  #: bytes of those lines not kept
     compression: str | None = None
@@ -209,6 +213,7 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
             left = st.limit  # the size ``info`` gave when the inputs were surveyed
         if plain:
             opened = os.fstat(fh.fileno()).st_size
+            st.expected = opened if st.limit is None else st.limit
             left = opened if st.limit is None else min(st.limit, opened)
             st.limit = left
         if isinstance(fh, Transcoded):  # the bound is on the file's bytes, not the UTF-8's
@@ -278,6 +283,8 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
             line_no += len(s)
         if plain:
             st.grew = os.fstat(fh.fileno()).st_size > (st.limit or 0)
+            # (UTF-16 text counts its UTF-8 bytes: its file's bytes are not compared)
+            st.shrank = st.bytes < st.expected and not isinstance(fh, Transcoded)
     if tailing is not None:
         line, nbytes = tailing.line(st)
         yield lines_series(_valid_utf8(line)), line_no, nbytes - 1

@@ -248,3 +248,26 @@ def test_the_last_redraw_of_a_long_line_gives_its_row(tmp_path: Path,
     its = events.column("iteration").to_pylist()
     assert acct.read == 1 and min(its) == 1 and max(its) == 90000
     assert 8000 < len(its) < 12000  # the middle's rows are the ones not read
+
+
+def test_a_file_cut_while_read_says_so(tmp_path: Path) -> None:
+    """logrotate's copytruncate empties a log in place while it is read: what was there is
+    read, and the stats (so the file's note, then analyze's unread_input) say the rest is
+    missing (fault probe K3: a TOR from half a job log, silently)."""
+    from parsers.filecheck import with_notes
+
+    f = tmp_path / "slurm-7.out"
+    line = b"x" * 99 + b"\n"
+    f.write_bytes(line * 40_000)  # 4 MB
+    st = reader.ReadStats()
+    chunks = iter_line_chunks(f, chunk_bytes=1 << 20, stats=st)
+    n = len(next(chunks)[0])
+    with open(f, "r+b") as fh:
+        fh.truncate(1_500_000)
+    n += sum(len(s) for s, _, _ in chunks)
+    assert n == 15_000 and st.bytes == 1_500_000 and st.shrank and st.expected == 4_000_000
+    note = with_notes(None, st)
+    assert note is not None and "cut while read: 1,500,000 of its 4,000,000 bytes" in note
+    whole = reader.ReadStats()
+    assert sum(len(s) for s, _, _ in iter_line_chunks(f, stats=whole)) == 15_000
+    assert not whole.shrank and with_notes(None, whole) is None
