@@ -179,6 +179,13 @@ class SacctTextParser(LineParser):
             return self._unread(line_no)
         return EVENT
 
+    def finish(self) -> None:
+        """A file whose last line is no whole record was cut (analyze's ``records_cut`` says
+        so): that line is not counted among the unread rows too."""
+        if self._bad and self._bad[-1] == self.acct.read:
+            self._bad.pop()
+            self._refresh_note()
+
     def _unread(self, line_no: int) -> int:
         """A row that is no record: counted unparsed (with its sample), and the file's note
         says so, so that analyze warns (``unread_input``): its job's execution is missing."""
