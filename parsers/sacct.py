@@ -52,12 +52,15 @@ from parsers.base import (
 )
 from parsers.slurm_sacct_fields import (
     HEADER_DELIM,
+    columns_note,
+    cut_note,
     epoch_us,
     first_str,
     gpus_from_gres,
     gpus_from_tres,
     json_exit,
     noval,
+    rows_note,
     split_delimited,
     split_exit,
     split_job_step,
@@ -194,16 +197,13 @@ class SacctTextParser(LineParser):
         return UNPARSED
 
     def _refresh_note(self) -> None:
-        back = (f"{len(self._backwards):,} record(s) end before they start (line "
-                f"{', '.join(map(str, self._backwards[:3]))}{' ...' * (len(self._backwards) > 3)}"
-                "): not read, as no time of theirs can be trusted (check them with sacct -j "
-                "JOBID)") if self._backwards else None
-        bad = (f"{len(self._bad):,} row(s) could not be read (line "
-               f"{', '.join(map(str, self._bad[:3]))}{' ...' * (len(self._bad) > 3)}): their "
-               "executions are missing; a value holding '|' needs sacct --parsable2 "
-               "--delimiter=X (rows in unparsed_samples)") if self._bad else None
-        self.file_note = "; ".join(n for n in (self._columns_note(), self._cut_note(), back,
-                                               bad) if n) or None
+        self.file_note = "; ".join(n for n in (
+            columns_note(self.cols), cut_note(self._cut, _WHOLE),
+            rows_note(self._backwards, "record(s) end before they start", "not read, as no "
+                      "time of theirs can be trusted (check them with sacct -j JOBID)"),
+            rows_note(self._bad, "row(s) could not be read", "their executions are missing; "
+                      "a value holding '|' needs sacct --parsable2 --delimiter=X (rows in "
+                      "unparsed_samples)")) if n) or None
 
     def _delimited(self, text: str, line_no: int) -> int:
         """A line of ``sacct -P --delimiter=X`` (``slurm_sacct_fields.split_delimited``)."""
@@ -253,30 +253,6 @@ class SacctTextParser(LineParser):
                     return UNPARSED
                 fields[i] = known[0]
         return self._emit(fields, text, line_no)
-
-    def _columns_note(self) -> str | None:
-        """Columns the analysis needs that the header lacks (plain ``sacct``'s default
-        format has no Start, End or NodeList)."""
-        missing = [c for c in ("Start", "End", "NodeList") if c.lower() not in (self.cols or {})]
-        if not missing:
-            return None
-        cols = " or ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1
-                           else missing)
-        return (f"no {cols} column: its records give no "
-                + ("times (attempts come from the job output's own lines)"
-                   if "Start" in missing or "End" in missing else "nodes")
-                + "; print them with sacct --parsable2 --duplicates -o JobID,JobIDRaw,State,"
-                "ExitCode,Submit,Start,End,NNodes,NodeList,AllocTRES")
-
-    def _cut_note(self) -> str | None:
-        if not self._cut:
-            return None
-        cols = ", ".join(f"{n} ({k:,} rows)" for n, k in sorted(self._cut.items()))
-        lost = any(n in _WHOLE for n in self._cut)
-        return (f"sacct's fixed-width columns cut to their width ('+'): {cols}"
-                + ("; those rows are unread: print them whole with sacct --parsable2, or "
-                   "widen the columns (--format=JobID%20,Start%20,End%20,NodeList%500,...)"
-                   if lost else "; the values are kept as printed"))
 
     def _header(self, fields: list[str]) -> int:
         names = [f.strip().lower() for f in fields]

@@ -203,3 +203,40 @@ def split_delimited(text: str, delim: str, cols: dict[str, int], ncols: int) -> 
     if len(checked) == 1:
         return checked[0]
     return fits[0][1] if not checked and len(fits) == 1 else None
+
+
+# -- a sacct text file's note (parsers/sacct.py) ---------------------------------------------
+def columns_note(cols: dict[str, int] | None) -> str | None:
+    """Columns the analysis needs that the header lacks (plain ``sacct``'s default format has
+    no Start, End or NodeList)."""
+    missing = [c for c in ("Start", "End", "NodeList") if c.lower() not in (cols or {})]
+    if not missing:
+        return None
+    names = " or ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1
+                        else missing)
+    return (f"no {names} column: its records give no "
+            + ("times (attempts come from the job output's own lines)"
+               if "Start" in missing or "End" in missing else "nodes")
+            + "; print them with sacct --parsable2 --duplicates -o JobID,JobIDRaw,State,"
+            "ExitCode,Submit,Start,End,NNodes,NodeList,AllocTRES")
+
+
+def cut_note(cut: dict[str, int], whole: tuple[str, ...]) -> str | None:
+    """Fixed-width columns cut to their width (``+``): kept as printed, or (a column in
+    ``whole``) the rows unread."""
+    if not cut:
+        return None
+    cols = ", ".join(f"{n} ({k:,} rows)" for n, k in sorted(cut.items()))
+    lost = any(n in whole for n in cut)
+    return (f"sacct's fixed-width columns cut to their width ('+'): {cols}"
+            + ("; those rows are unread: print them whole with sacct --parsable2, or "
+               "widen the columns (--format=JobID%20,Start%20,End%20,NodeList%500,...)"
+               if lost else "; the values are kept as printed"))
+
+
+def rows_note(lines: list[int], what: str, then: str) -> str | None:
+    """``N <what> (line a, b, c ...): <then>`` for rows that were not read."""
+    if not lines:
+        return None
+    shown = ", ".join(map(str, lines[:3])) + " ..." * (len(lines) > 3)
+    return f"{len(lines):,} {what} (line {shown}): {then}"
