@@ -30,6 +30,7 @@ from pipeline.analyze import approx, quality
 from pipeline.analyze.chains import assign_runs
 from pipeline.analyze.decompose import Decomposition, decompose, split_no_progress
 from pipeline.analyze.hosts import alias_hosts
+from pipeline.analyze.nooutput import warning
 from pipeline.analyze.progress import RunInputs, collect, make_attempt_events
 from pipeline.analyze.quality import ORDER
 from pipeline.analyze.quality import check as check_quality
@@ -66,8 +67,10 @@ def iso(t: float | datetime | None) -> str | None:
 def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | None = None,
                before_s: float = DEFAULT_BEFORE_S, after_s: float = DEFAULT_AFTER_S,
                job_output: list[str] | None = None, clock_skew: bool = True,
-               max_skew_s: float = DEFAULT_MAX_SKEW_S, skew_tolerance_s: float = 0.0
-               ) -> dict[str, Any]:
+               max_skew_s: float = DEFAULT_MAX_SKEW_S, skew_tolerance_s: float = 0.0,
+               unreadable: list[str] | None = None) -> dict[str, Any]:
+    """``unreadable``: inputs the walk could not open (``Inputs.problems``): their lines are
+    missing, so they are an ``unread_input`` warning as the files read in part are."""
     con = connect(db)
     try:
         con.execute("SET TimeZone = 'UTC'")
@@ -112,6 +115,11 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                     split_no_progress(d, k, c.ts.timestamp())
                     split.add(p.attempt)
         warnings = check_quality(con, runs, decs) + _skew_warnings(skews)
+        if unreadable:
+            warnings.append(warning(
+                "unread_input", f"{len(unreadable)} input(s) could not be opened, so their "
+                "lines or records are missing from the analysis: " + "; ".join(unreadable[:3])
+                + (f" (and {len(unreadable) - 3} more)" if len(unreadable) > 3 else "")))
         links = _links(con)
         for ri in runs:
             d = decs[ri.run]

@@ -109,7 +109,8 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
     output.input_notes(input_warnings(found))
     link = {"job_output": list(job_output), "clock_skew": clock_skew == "auto",
             "max_skew_s": parse_duration(max_skew),
-            "skew_tolerance_s": parse_duration(skew_tolerance)}
+            "skew_tolerance_s": parse_duration(skew_tolerance),
+            "unreadable": list(found.problems)}
     from pipeline.ingest.outputs import Writer
 
     with Writer(out, "analyze") as w:

@@ -82,3 +82,23 @@ def test_a_run_map_row_repeated_is_one_row_and_a_conflict_is_an_error(tmp_path: 
     assert r.exit_code == 2, r.output
     assert "line 4: job 1001 is mapped to run 'b' here and to 'a' on line 2" in r.stderr
     assert "Traceback" not in r.output
+
+
+def test_an_input_that_cannot_be_opened_is_a_warning_not_only_a_line(tmp_path: Path) -> None:
+    """An input the walk could not open was said on stderr only: analysis.json had no
+    warning and --strict exited 0 (fault probe D10b, a sacct file of mode 000). Its lines
+    are missing, as a file read in part: ``unread_input``, fidelity incomplete."""
+    logs = tmp_path / "logs"
+    (logs / "jobs").mkdir(parents=True)
+    (logs / "sacct.txt").write_text(
+        "\n".join((DEMO / "slurm" / "sacct.txt").read_text().splitlines()[:3]) + "\n")
+    for j in ("1001", "1002"):
+        (logs / "jobs" / f"slurm-{j}.out").write_bytes(
+            (DEMO / "jobs" / f"slurm-{j}.out").read_bytes())
+    (logs / "jobs" / "slurm-1003.out").symlink_to(tmp_path / "gone.out")
+    r = invoke("analyze", str(logs), "--out", str(tmp_path / "o"), "--json", "--strict")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    w = [x for x in doc["warnings"] if x["code"] == "unread_input"]
+    assert len(w) == 1 and "slurm-1003.out: broken symbolic link" in w[0]["message"]
+    assert doc["fidelity"] == "incomplete"
