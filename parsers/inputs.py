@@ -163,6 +163,7 @@ def find_inputs(paths: list[str]) -> Inputs:
     """Files named by ``paths`` (files, directories, globs, ``-``), sorted, without duplicates."""
     res = Inputs()
     seen: set[Path] = set()
+    first: dict[Path, str] = {}  #: resolved path -> the name it was first read under
     for given in paths:
         if given == "-":
             if any(f.display == "-" for f in res.files):
@@ -188,7 +189,11 @@ def find_inputs(paths: list[str]) -> Inputs:
                 key = f.path.resolve() if f.stream is None else Path(f"/dev/fifo:{f.path}")
                 if key not in seen:
                     seen.add(key)
+                    first[key] = f.display
                     res.files.append(f)
+                elif f.display != first[key]:  # a symbolic link to a file already named
+                    res.special.append(f"{f.display}: the same file as {first[key]} (one "
+                                       f"links to the other); read once, as {first[key]}")
     return res
 
 

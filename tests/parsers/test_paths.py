@@ -53,3 +53,20 @@ def test_a_file_name_that_is_not_utf8_is_read_under_an_escaped_name(tmp_path: Pa
         rows = con.execute("SELECT file, job_id, kind FROM events").fetchall()
     name = str(tmp_path / "jobs") + "/caf\\xe9-slurm-1002.out"
     assert rows == [(name, "1002", "iteration")]
+
+
+def test_a_link_to_a_file_already_named_is_read_once_and_said(tmp_path: Path) -> None:
+    """A symbolic link to a file of the same inputs was dropped with no trace (fault probe
+    D12); a copy is a ``duplicate`` row. The link is read once and the walk says so (stderr
+    note, manifest's unread.special)."""
+    from parsers.inputs import find_inputs
+
+    (tmp_path / "slurm-1002.out").write_text("x\n")
+    (tmp_path / "slurm-1002-copy.out").symlink_to("slurm-1002.out")
+    res = find_inputs([str(tmp_path)])
+    assert [f.display for f in res.files] == [str(tmp_path / "slurm-1002-copy.out")]
+    assert res.special == [f"{tmp_path}/slurm-1002.out: the same file as {tmp_path}/"
+                           "slurm-1002-copy.out (one links to the other); read once, as "
+                           f"{tmp_path}/slurm-1002-copy.out"]
+    # the same path named twice is no link: nothing to say
+    assert find_inputs([str(tmp_path / "slurm-1002.out")] * 2).special == []
