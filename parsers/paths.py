@@ -19,6 +19,11 @@ _NOT_HOST_DIR = re.compile(
     r"slurm|attempt|part|exp|experiment|day|week|seed|trial|rank|epoch|step|iter|chunk|batch|"
     r"shard|ckpt|checkpoint|build|case|sample|sample_logs|campaign|backup|copy|old|new)"
     r"[-_]?\d+$", re.IGNORECASE)
+#: folders a host's log tree has between the host's folder and the file (``node017/var/log/
+#: kern.log``, ``node017/2024-05-01/syslog``): looked through; any other folder ends the search
+#: (``h1/demo/jobs/slurm-1001.out`` is no file of a host h1)
+_TREE_DIR = re.compile(r"^(?:var|log|logs|syslog|journal|kern|kernel|dmesg|slurm|slurmd|"
+                       r"\d{4}-?\d\d-?\d\d)$", re.IGNORECASE)
 _LOG_WORD = r"(?:kern|kernel|syslog|messages|dmesg|journal|slurmd|syslogd)"
 _HOST_IN_NAME = [
     re.compile(rf"^{_LOG_WORD}[._-](?P<h>[a-z][a-z0-9-]*\d[a-z0-9-]*)(?:\.|$)", re.I),
@@ -32,7 +37,9 @@ def host_from_path(path: str) -> str | None:
     """Host named by the file's name or its directory: ``slurmd-n4.log``, ``kern-node017.log``,
     ``node017.kern.log``, ``node017/kern.log``. The file name wins over directories (a user's
     ``run2/slurmd-n4.log`` is n4's); a directory counts only if named like a host and not like
-    a numbered folder (run2, test1, v3 ...). None when nothing looks like a host name."""
+    a numbered folder (run2, test1, v3 ...), and only as the file's folder or above folders of
+    a log tree (``node017/var/log/kern.log``, ``_TREE_DIR``). None when nothing looks like a
+    host name."""
     p = PurePath(path)
     for pat in _HOST_IN_NAME:
         m = pat.search(p.name)
@@ -41,6 +48,8 @@ def host_from_path(path: str) -> str | None:
     for part in reversed(p.parent.parts[-3:]):
         if _HOST_DIR.match(part) and not _NOT_HOST_DIR.match(part):
             return part
+        if not _TREE_DIR.match(part):
+            break
     return None
 
 

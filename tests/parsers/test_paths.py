@@ -20,6 +20,12 @@ from parsers.paths import host_from_path, job_from_path
         ("test1/v3/slurmctld.log", None),
         ("/tmp/tormortem-slurm-h0skn5lz/logs/slurmctld.log", None),
         ("jobs/slurm-1234.out", None),
+        ("node017/var/log/kern.log", "node017"),  # a host's /var/log copied
+        ("nodes/node017/2024-05-01/syslog", "node017"),
+        # a folder named like a host above other folders is no host (fault probe E5: the
+        # demo copied under x/h1/ lost 4 of 18 interruptions' nodes to "h1")
+        ("x/h1/demo/jobs/slurm-1001.out", None),
+        ("e4/demo/nodes/kern.log", None),
     ],
 )
 def test_host_from_path(path: str, host: str | None) -> None:
