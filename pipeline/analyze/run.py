@@ -140,12 +140,14 @@ def _skew_warnings(skews: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for s in skews:
         fixed = "not corrected" not in s["method"]
+        how = (f"at least {s['offset_s']:+,.0f} s (the least offset that explains them; it may "
+               "be more, up to --max-skew)") if s.get("at_least") else \
+            f"{s['offset_s']:+,.0f} s (within {s['bound_s']:,.0f} s)"
         out.append({"code": "clock_skew", "run": None, "attempt": None, "files": [],
                     "fidelity": "scheduler",
-                    "message": f"{s['host']}'s {s['source']} clock runs {s['offset_s']:+,.0f} s "
-                               f"(within {s['bound_s']:,.0f} s) against the scheduler's, from "
-                               f"{s['samples']} {s['method']}"
-                               + ("; its lines were corrected" if fixed else "")})
+                    "message": f"{s['host']}'s {s['source']} clock runs {how} against the "
+                               f"scheduler's, from {s['samples']} {s['method']}"
+                               + ("; its lines were corrected by that" if fixed else "")})
     return out
 
 

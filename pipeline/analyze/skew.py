@@ -83,7 +83,8 @@ class Clock:
                     "method": f"node lines that contradict each other (ahead >= {lo:.0f} s, "
                               f"behind <= {-hi:.0f} s): not corrected"}
         off = lo if lo > 0 else (hi if hi < 0 else 0.0)
-        return {"offset_s": off, "bound_s": MIN_BOUND_S, "samples": n,
+        # the least correction that explains the lines: the clock may be off by more
+        return {"offset_s": off, "bound_s": MIN_BOUND_S, "samples": n, "at_least": True,
                 "method": "failure lines stamped while the host ran none of its jobs"}
 
 
