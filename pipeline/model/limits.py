@@ -48,7 +48,8 @@ def refusal(p: Prediction) -> list[str]:
         out.append("fail-slow episodes would take 100% or more of the time at this scale "
                    "(sum of rate x duration x (1 - rho) >= 1): they would overlap all the "
                    "time, where the model's fail-slow factor does not hold")
-    if p.tor < TOR_FLOOR:
+    best = max((t.tor for t in p.taus), default=p.tor)
+    if p.tor < TOR_FLOOR and best < TOR_FLOOR:  # at any interval, not only the one given
         out.append(f"the predicted TOR is {p.tor:.4f}, about 0: the job would make almost no "
                    "progress")
     return out

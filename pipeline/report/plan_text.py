@@ -47,9 +47,10 @@ def render(res: PlanResult, source: str) -> str:
         out.append(describe(res.breaking))
     if res.refused:
         out += ["", "No recommendation (no optimum checkpoint interval, no key factors):",
-                *(f"  - {r}" for r in res.refused),
-                "  Plan at a scale or with rates where failures are rarer than a restart "
-                "(see the breaking point above, or --sweep gpus=...)."]
+                *(f"  - {r}" for r in res.refused)]
+        if s.mtbf_s <= s.mean_restart_s:
+            out.append("  Plan at a scale or with rates where failures are rarer than a "
+                       "restart (see the breaking point above, or --sweep gpus=...).")
     else:
         rows = [[t.name, human(t.tau_s), _iters(t.tau_s, res.ideal_step_s), f"{t.tor:.4f}",
                  _pts(t.tor - s.tor)] for t in s.taus]
