@@ -48,6 +48,8 @@ def _kind_re(kind: str) -> re.Pattern[str]:
 
 
 _EVENT_KIND = _kind_re("Event")
+_LIST_KIND = _kind_re("List")
+_EMPTY_LIST = re.compile(r'"items"\s*:\s*(?:\[\s*\]|null)')
 _POD_KIND = _kind_re("Pod")
 _PTJ_KIND = _kind_re("PyTorchJob")
 _YAML_START = re.compile(r"(?:---[ \t]*\n)?(?:apiVersion|kind|items|metadata):")
@@ -172,6 +174,9 @@ class K8sJsonParser(DocumentParser):
         if isinstance(doc, dict) and isinstance(doc.get("items"), list):
             items: list[Any] = doc["items"]
             list_kind = as_str(doc.get("kind"))
+        elif isinstance(doc, dict) and "items" in doc and doc["items"] is None \
+                and str(doc.get("kind") or "").endswith("List"):
+            items, list_kind = [], None  # an empty List some clients print as null
         elif isinstance(doc, list):  # (YAML documents that are Lists: their items)
             items = [x for d in doc for x in (
                 d["items"] if isinstance(d, dict) and isinstance(d.get("items"), list)
@@ -208,9 +213,14 @@ class K8sEventsJsonParser(K8sJsonParser):
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
-        """A JSON document with an Event object (kind Event + involvedObject/regarding)."""
+        """A JSON document with an Event object (kind Event + involvedObject/regarding), or
+        kubectl's empty List (``kubectl get events -o json`` with nothing to list: ``"items":
+        []``; ``null`` from some clients): nothing to read, and nothing missing."""
         if _is_json(head) and _EVENT_KIND.search(head) and _event_shape(head):
             return 90
+        if _is_json(head) and len(head) < 4096 and _EMPTY_LIST.search(head) \
+                and _LIST_KIND.search(head):
+            return 60
         return 0
 
 

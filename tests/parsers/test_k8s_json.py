@@ -319,3 +319,21 @@ def test_what_looks_like_a_document(head: str, is_doc: bool) -> None:
     from parsers.k8s_json import _is_json
 
     assert _is_json(head) is is_doc
+
+
+@pytest.mark.parametrize("items", ["[]", "null"])
+def test_an_empty_list_is_read_with_nothing_missing(tmp_path: Path, items: str) -> None:
+    """``kubectl get events -o json`` with no events prints an empty List (kubectl's printer,
+    ``"items": []``; some clients write null). It was 'no known layout; read as text', which
+    analyze reports as unread input (fault probe: a namespace whose events expired)."""
+    from parsers.driver import parse_file
+    from parsers.reader import InputFile
+    from parsers.registry import detect
+
+    f = tmp_path / "events.json"
+    f.write_text('{\n    "apiVersion": "v1",\n    "items": ' + items + ',\n    "kind": "List",\n'
+                 '    "metadata": {\n        "resourceVersion": ""\n    }\n}\n')
+    assert detect(f.read_text(), str(f))[0] is K8sEventsJsonParser
+    res = parse_file(InputFile(f, str(f)), lambda b: None, lambda b: None)
+    assert res.source == "k8s_events_json" and res.note is None
+    assert (res.acct.read, res.acct.unparsed) == (0, 0)
