@@ -231,7 +231,14 @@ NOT_PREPARED: Any = object()
 #: a chunk of fewer lines is read line by line: the vectorised plan's fixed cost (polars
 #: queries, each a round trip to its thread pool) is more than reading them in Python.
 #: ``TORMORTEM_SMALL_CHUNK=0`` plans every chunk (the prefilter equivalence tests use it)
-SMALL_CHUNK = int(os.environ.get("TORMORTEM_SMALL_CHUNK", "256"))
+def _small_chunk(default: int = 256) -> int:
+    """The setting, or its default when it is no whole number >= 0 (a test knob, not an option:
+    junk in it must not stop a run)."""
+    v = os.environ.get("TORMORTEM_SMALL_CHUNK", "").strip()
+    return int(v) if v.isdigit() else default
+
+
+SMALL_CHUNK = _small_chunk()
 
 
 class LineParser(Parser):

@@ -240,7 +240,7 @@ def _as_click_error(e: Exception) -> click.ClickException:
         return click.ClickException(
             f"cannot access{where}: {e.strerror or e}; check the path and permissions")
     # a bug: one line, unless -vv or TORMORTEM_DEBUG asks for the traceback
-    if os.environ.get("TORMORTEM_DEBUG") or settings().verbose >= 2:
+    if os.environ.get("TORMORTEM_DEBUG", "") not in ("", "0") or settings().verbose >= 2:
         raise e
     return click.ClickException(
         f"internal error ({type(e).__name__}: {' '.join(str(e).split())}); please report it "

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 
 from parsers.base import FileContext, LineParser
 from parsers.driver import _prepared_chunks
@@ -124,3 +125,14 @@ def test_a_stolen_preparation_that_fails_fails_in_its_turn(tmp_path: Path) -> No
             got.append(lines[0])
             time.sleep(0.2)  # parsing chunk 0: the helper thread begins chunk 1
     assert got == ["line 00000 " + "x" * 40, "line 00078 " + "x" * 40]  # 78 lines a chunk
+
+
+@pytest.mark.parametrize(("value", "want"), [("abc", 256), ("", 256), ("-1", 256), ("0", 0),
+                                             ("64", 64), (" 12 ", 12)])
+def test_a_junk_small_chunk_setting_is_its_default(monkeypatch: pytest.MonkeyPatch, value: str,
+                                                   want: int) -> None:
+    """TORMORTEM_SMALL_CHUNK=abc made every command an internal error at import (probe)."""
+    from parsers.base import _small_chunk
+
+    monkeypatch.setenv("TORMORTEM_SMALL_CHUNK", value)
+    assert _small_chunk() == want
