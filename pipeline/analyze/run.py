@@ -319,7 +319,8 @@ def _mark_approx(r: dict[str, Any], ri: RunInputs, d: Decomposition, causes: dic
     for ij in r["interruptions"]:
         c = causes[ij["attempt"]]
         ij["node_from"], ij["node_where"] = c.node_from, c.node_where
-        ij["approx"] = approx.interruption_approx(c.node_from, c.ts_flag)
+        # (no node: no note on where the node came from)
+        ij["approx"] = approx.interruption_approx(c.node_from if c.node else None, c.ts_flag)
     has_progress = any(a.progress for a in ri.attempts)
     r["approx"] = approx.run_approx(per_attempt, has_progress)
     if not has_progress:  # no t*: these are unknown, not 0 (null in JSON, NULL in the tables)

@@ -143,6 +143,8 @@ def _cause(i: dict[str, Any]) -> str:
     out = f"{c['kind']}{code} at {c['where']}\n             {msg}"
     src = {"node_evidence": "named by", "symptoms": "from the symptom at"}.get(
         i.get("node_from") or "")
+    if i.get("node") is None:  # no node to name (nothing to say where it came from)
+        return out
     if src and i.get("node_where"):
         out += f"\n             node {i['node']} {src} {i['node_where']}"
     elif i.get("node_from") == "banner":

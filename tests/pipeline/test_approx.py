@@ -96,3 +96,16 @@ def test_no_progress_unmeasurable_components_are_null_not_zero(
         opt = con.execute("SELECT t_opt_s FROM runs").fetchall()
     assert rows == [(k, None, None) for k in sorted(["t_opt", "slow", "lost", "ckpt_save"])]
     assert opt == [(None,)]
+
+
+def test_no_node_is_not_printed_as_none() -> None:
+    """An interruption whose symptoms name no node printed 'node None from the symptom at
+    ...' and an approx note about it (fault probe, sacct without End)."""
+    from pipeline.analyze.approx import interruption_approx
+    from pipeline.report.analysis_text import _cause
+
+    i = {"node": None, "node_from": "symptoms", "node_where": "a.log:3",
+         "cause": {"kind": "nccl_timeout", "code": "ALLREDUCE", "where": "a.log:3",
+                   "message": "Watchdog caught collective operation timeout"}}
+    assert "None" not in _cause(i)
+    assert "node" not in interruption_approx(None, None)
