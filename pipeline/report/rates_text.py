@@ -38,8 +38,16 @@ def render_rates(doc: dict[str, Any]) -> str:
             human(st["startup"]["mean_s"]) if st.get("startup", {}).get("mean_s") is not None
             else "-",
         ])
-    lines.append(table(["category", "mode", "n", "rate", "95% (exact)", "per 1k node-days",
-                        "scales", "hang", "repair", "startup"], rows, {2}))
+    if rows:
+        lines.append(table(["category", "mode", "n", "rate", "95% (exact)", "per 1k node-days",
+                            "scales", "hang", "repair", "startup"], rows, {2}))
+    else:  # no interruption: the rates are unknown, not 0; say what the exposure bounds
+        gh = f["exposure_gpu_hours"]
+        bound = f"; 95% upper bound on the total: {3.689 / gh:.3g} /GPU-h (3.689 / exposure)" \
+            if gh else ""
+        lines.append(f"No interruption in this run: 0 events in {gh:,.0f} GPU-hours{bound}. "
+                     "No per-category rate can be fitted; plan needs rates from a run with "
+                     "failures (or --what-if CATEGORY.rate=...).")
     w = f["time_to_interruption"]
     if w["shape"] is not None:
         ci = w["shape_ci95"]
