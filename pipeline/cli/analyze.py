@@ -129,6 +129,10 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
                                    max_skew=max_skew, skew_tolerance=skew_tolerance))
     for d, f in ingested.duplicates:
         output.status(f"note: {d} has the same content as {f}; read once")
+    from pipeline.report.terminal import year_note
+
+    if (y := year_note(ingested)) is not None:
+        output.status(y)
     unused_patterns = _pattern_notes(result, out)
     for q in ingested.quarantined:
         click.echo(f"warning: {q}: corrupt compressed file, quarantined (see "

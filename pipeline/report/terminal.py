@@ -86,14 +86,8 @@ def ingest_notes(res: IngestResult, skipped: list[str] | None = None) -> list[st
     if skipped:
         notes.append(f"note: not read: {len(skipped):,} documentation/output files inside the "
                      f"given directories (*.md, *.rst, *.parquet, ...), e.g. {skipped[0]}")
-    if res.year_shifts:
-        k = {y for y, _ in res.year_shifts.values()}
-        n = sum(c for _, c in res.year_shifts.values())
-        notes.append(f"note: year-less stamps (syslog 'May  1 11:04:45') of {n:,} lines in "
-                     f"{len(res.year_shifts):,} file(s), e.g. {next(iter(res.year_shifts))}, "
-                     f"moved by {'/'.join(f'{y:+d}' for y in sorted(k))} year(s): their year, "
-                     "from the files' modification time, put them outside every record of "
-                     "the campaign (give --year to choose it yourself)")
+    if (y := year_note(res)) is not None:
+        notes.append(y)
     if res.anchored or res.unanchored:
         notes.append(f"note: kernel uptime-only lines: {res.anchored:,} anchored to wall time, "
                      f"{res.unanchored:,} left without (ts null, ts_flag 'uptime')")
@@ -101,6 +95,20 @@ def ingest_notes(res: IngestResult, skipped: list[str] | None = None) -> list[st
         notes.append(f"note: {t['unparsed']:,} unparsed lines; samples in the "
                      "unparsed_samples table")
     return notes
+
+
+def year_note(res: IngestResult) -> str | None:
+    """The note on year-less lines moved by whole years (``pipeline.ingest.years``), if any:
+    ingest's and analyze's (a change to the data the analysis stands on)."""
+    if not res.year_shifts:
+        return None
+    k = {y for y, _ in res.year_shifts.values()}
+    n = sum(c for _, c in res.year_shifts.values())
+    return (f"note: year-less stamps (syslog 'May  1 11:04:45') of {n:,} lines in "
+            f"{len(res.year_shifts):,} file(s), e.g. {next(iter(res.year_shifts))}, moved by "
+            f"{'/'.join(f'{y:+d}' for y in sorted(k))} year(s): their year, from the files' "
+            "modification time, put them outside every record of the campaign (give --year "
+            "to choose it yourself)")
 
 
 def ingest_status(res: IngestResult, seconds: float) -> str:

@@ -60,6 +60,11 @@ def test_year_less_syslog_copied_later_takes_the_records_year(tmp_path: Path) ->
     assert want["gpu_hardware"] >= 3
     _rewrite(logs, _syslog)
     assert _causes(_analyze(logs, tmp_path / "b")) == want
+    # analyze says it moved them (it said nothing; ingest did): fault probe, low
+    from tests.cli.conftest import invoke
+
+    r = invoke("analyze", str(logs), "--out", str(tmp_path / "b2"), "--json")
+    assert r.exit_code == 0 and "moved by -2 year(s)" in r.stderr, r.stderr
     # --year is the user's word: the lines stay in 2026, away from every attempt
     got = _causes(_analyze(logs, tmp_path / "c", year=2026))
     assert got["gpu_hardware"] == 0
