@@ -47,13 +47,17 @@ from pipeline.ingest.outputs import OutputError, read_manifest
 #: 7.5-8.8 s; events.parquet 3% larger (62.1 -> 64.2 MB)
 GROUP_ROWS = 1 << 16
 #: progress rows gathered before one write (one row group). 1 << 18, not 1 << 19: the 521 MB
-#: tqdm mix peaked at 498-505 MiB with 1 << 19, 468-491 MiB with this, no slower (4.35-4.61
-#: against 4.29-4.62 s, 3 alternated runs)
-PROGRESS_GROUP_ROWS = 1 << 18
+#: tqdm mix peaked at 498-505 MiB with 1 << 19, 468-491 MiB with 1 << 18, no slower (4.35-4.61
+#: against 4.29-4.62 s, 3 alternated runs). 1 << 16 (with QUEUE_BYTES 8 MiB): the 537 MB tqdm
+#: mix 452-475 MiB against 489-510 MiB, 6.09-6.22 against 5.91-6.09 s, events.parquet 9.0
+#: against 8.1 MB; megatron 537 MB 311-318 against 328-331 MiB, 2.02-2.32 against 2.15-2.33 s
+PROGRESS_GROUP_ROWS = 1 << 16
 #: batches waiting for the writer thread, at most (bounds memory). 24 MiB, not 64: the slurm
 #: mix's client (4.5 M rows) peaked at 511-538 MiB with 64 and 467-478 MiB with 24, no slower
-#: (7.68/7.21/7.12 against 7.46/7.75/7.27 s); tqdm, k8s and megatron alike in time and RSS
-QUEUE_BYTES = 24 << 20
+#: (7.68/7.21/7.12 against 7.46/7.75/7.27 s); tqdm, k8s and megatron alike in time and RSS.
+#: 8 MiB (with PROGRESS_GROUP_ROWS 1 << 16): the slurm mix 450-460 against 457-475 MiB,
+#: 6.20-6.55 against 6.42-6.78 s (3 alternated runs each, 2026-12-04 session 7)
+QUEUE_BYTES = 8 << 20
 
 
 class ParquetSink:
