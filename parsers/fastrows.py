@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from parsers.base import RowSink, frame_to_batch
+from parsers.rowsink import RowSink, frame_to_batch
 from parsers.schema import EVENTS
 
 
