@@ -84,6 +84,23 @@ def test_a_run_map_row_repeated_is_one_row_and_a_conflict_is_an_error(tmp_path: 
     assert "Traceback" not in r.output
 
 
+def test_run_map_ids_no_attempt_has_are_a_warning(tmp_path: Path) -> None:
+    """A --run-map row naming a job the records do not have (a typo, ``1001.0`` for ``1001``)
+    was ignored with no word: the job stayed on its guessed run (fault probe leftover)."""
+    (tmp_path / "map.csv").write_text("job_id,run\n1001,a\n1002,a\n10O3,a\n1001.0,b\n")
+    r = invoke("analyze", str(DEMO), "--out", str(tmp_path / "o"), "--json", "--run-map",
+               str(tmp_path / "map.csv"))
+    assert r.exit_code == 0, r.output
+    w = [x for x in json.loads(r.stdout)["warnings"] if x["code"] == "run_map_unmatched"]
+    assert [x["message"] for x in w] == [
+        "2 job id(s) of --run-map match no attempt and were not used: 1001.0, 10O3; write "
+        "them as the records' JobID (an array task as 1234_5)"]
+    (tmp_path / "good.csv").write_text("job_id,run\n1001,a\n1002,a\n")
+    r = invoke("analyze", str(DEMO), "--out", str(tmp_path / "o2"), "--json", "--run-map",
+               str(tmp_path / "good.csv"))
+    assert "run_map_unmatched" not in {x["code"] for x in json.loads(r.stdout)["warnings"]}
+
+
 def test_an_input_that_cannot_be_opened_is_a_warning_not_only_a_line(tmp_path: Path) -> None:
     """An input the walk could not open was said on stderr only: analysis.json had no
     warning and --strict exited 0 (fault probe D10b, a sacct file of mode 000). Its lines
