@@ -73,6 +73,11 @@ class Decompressed(utf16.ReadsInto):
         self.errors = _errors()
         self.failed: CorruptInput | None = None
         self.pending = b""  #: bytes read ahead (``open_binary``'s look at the head), given first
+        # gzip/bz2/lzma files read through an io.BufferedReader, whose ``readinto`` drops the
+        # bytes it had buffered when the next decompression raises: a truncated .gz of 31,857
+        # bytes gave 1,024 (what the head read took) where zcat gives all. ``readinto1`` hands
+        # out what is buffered before it decompresses more, so the error comes after them.
+        self.read_piece = getattr(inner, "readinto1", None) or inner.readinto
 
     def readinto(self, b: memoryview) -> int:
         """Fills ``b`` in pieces, so that the data before a damaged spot is returned (the
@@ -87,7 +92,7 @@ class Decompressed(utf16.ReadsInto):
             raise self.failed
         while got < len(b):
             try:
-                n: int = self.inner.readinto(b[got: got + PIECE])
+                n: int = self.read_piece(b[got: got + PIECE])
             except self.errors as e:
                 self.failed = CorruptInput(self.display, self.kind,
                                            str(e) or type(e).__name__, self.out + got)

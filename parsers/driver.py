@@ -26,6 +26,7 @@ from parsers.base import (
 )
 from parsers.batch import Opened, Ready
 from parsers.filecheck import (
+    TEST_CMD,
     DocumentError,
     looks_binary,
     read_head_or_note,
@@ -286,7 +287,8 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
             release_free_memory()
     except CorruptInput as e:  # the lines before the damage are kept, the rest is named lost
         note = "; ".join(x for x in (f"quarantined after {e.after:,} bytes: {e.why} "
-                                     "(the rest is lost)", note) if x)
+                                     f"(the rest is lost); check it with `{TEST_CMD[e.kind]} "
+                                     "FILE`", note) if x)
     parser.finish()
     _drain(parser, on_events, on_records, on_progress)
     return FileResult(f.display, cls.name, "line", parser.acct, max(nbytes, stats.bytes),

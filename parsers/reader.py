@@ -82,7 +82,9 @@ class ReadStats:
 
 def read_head(src: Path | InputFile) -> bytes:
     """The first ``SNIFF_BYTES`` (decompressed) of an input; a stream keeps them for its read.
-    A corrupt compressed input raises ``CorruptInput``."""
+    A compressed input of which nothing can be decompressed raises ``CorruptInput``; one cut
+    later gives what comes before the damage (the parse reads it, then names the rest lost).
+    """
     f = src if isinstance(src, InputFile) else InputFile(src, str(src))
     if f.stream is not None:
         raw = f.stream.peek(SNIFF_BYTES)
@@ -91,7 +93,10 @@ def read_head(src: Path | InputFile) -> bytes:
             raw = decompress_head(raw, f.display, SNIFF_BYTES)
         return utf16.decode_head(raw)
     with open_binary(f) as fh:
-        return read_full(fh, SNIFF_BYTES)
+        head = read_full(fh, SNIFF_BYTES, keep=True)  # a file cut after its head is read to the cut
+        if not head:
+            read_full(fh, 1)  # raises the ``CorruptInput`` again if nothing could be decompressed
+        return head
 
 
 def decode(data: bytes) -> str:
@@ -204,6 +209,7 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
     skipping = False  #: inside a line already cut at MAX_LINE_BYTES: drop up to its newline
     tailing: _Tail | None = None  #: inside such a line of ``\r`` parts: keeping its end
     pool: list[bytearray] = []
+    failed: CorruptInput | None = None
     with open_binary(f) as fh:
         st.compression = fh.kind if isinstance(fh, Decompressed | Transcoded) else None
         st.encoding = fh.encoding if isinstance(fh, Transcoded) else None
@@ -223,7 +229,10 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
             want = chunk_bytes if left is None else min(chunk_bytes, left)
             buf = _buffer(pool, len(rest) + want)
             buf[: len(rest)] = rest
-            got = fill.read(memoryview(buf)[len(rest):])
+            try:
+                got = fill.read(memoryview(buf)[len(rest):])
+            except CorruptInput as e:  # the line cut by the damage is read, as zcat prints it
+                failed, got = e, 0
             if not got:
                 pool.append(buf)
                 break
@@ -293,6 +302,8 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
         yield s, line_no, len(rest)
     if hasher is not None:
         st.sha256 = hasher.hexdigest()
+    if failed is not None:
+        raise failed
 
 
 class _Filler:

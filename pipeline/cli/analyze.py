@@ -135,8 +135,8 @@ def analyze_cmd(paths: tuple[str, ...], out: Path, fmt: str | None, run_map: Pat
         output.status(y)
     unused_patterns = _pattern_notes(result, out)
     for q in ingested.quarantined:
-        click.echo(f"warning: {q}: corrupt compressed file, quarantined (see "
-                   "line_accounting.note)", err=True)
+        click.echo(f"warning: {q}: corrupt compressed file, read only up to the damage, if at "
+                   "all (see line_accounting.note)", err=True)
     if fmt == "json":
         click.echo(output.dumps(result))
     elif fmt == "csv":

@@ -115,7 +115,11 @@ def survey(files: list[InputFile]) -> Survey:
         try:
             fp.size, fp.sha256 = _hash_stream(f, None)
         except CorruptInput as e:
-            fp.quarantined = f"{e.detail}; check it with `{TEST_CMD[e.kind]} FILE`"
+            if not e.after:
+                fp.quarantined = f"{e.detail}; check it with `{TEST_CMD[e.kind]} FILE`"
+            # else: read up to the damage, as zcat would (its note says the rest is lost);
+            # not hashed, so never taken for a duplicate
+            fp.size = fp.sha256 = None
         except OSError:
             continue
     by_size: dict[int, list[InputFile]] = defaultdict(list)

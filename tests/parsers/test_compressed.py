@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import random
+import zlib
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,12 @@ def _job_log(repeat: int = 8) -> bytes:
     return b"".join(jobs) * repeat
 
 
-def test_a_truncated_zstd_is_quarantined_like_a_truncated_gzip(tmp_path: Path) -> None:
+def test_a_truncated_zstd_is_read_to_the_cut_like_a_truncated_gzip(tmp_path: Path) -> None:
+    """A compressed file cut short is read up to the damage, as ``zcat`` reads it, and its
+    note says the rest is lost; one of which nothing decompresses is quarantined whole. A
+    .gz cut after its first 1 KiB was quarantined whole, and on stdin kept only that 1 KiB:
+    the gzip module's buffered reader dropped what it had decompressed when the next read
+    failed (fault probe 16: zcat recovered 94 lines)."""
     text = _job_log()
     d = tmp_path / "in"
     d.mkdir()
@@ -51,9 +57,17 @@ def test_a_truncated_zstd_is_quarantined_like_a_truncated_gzip(tmp_path: Path) -
     for name in ("a.out.zst", "b.out.zst", "c.out.zst", "d.out.gz"):
         kind, test = ("gzip", "gzip -t") if name.endswith(".gz") else ("zstd", "zstd -t")
         f = rows[name]
-        assert (f.source, f.acct.read) == ("unknown", 0), name
-        assert str(f.note).startswith(
-            f"quarantined, not read: corrupt or truncated {kind} data"), (name, f.note)
+        if name in ("a.out.zst", "d.out.gz"):  # whole blocks before the cut: read as zcat does
+            plain = (zlib.decompressobj(31) if kind == "gzip"  # what zcat / zstdcat print
+                     else zstandard.ZstdDecompressor().decompressobj()).decompress(cut[name])
+            assert plain and text.startswith(plain)
+            assert (f.source, f.acct.read) == ("joblog", plain.count(b"\n") + 1), name
+            assert f.nbytes == len(plain), name
+            assert str(f.note).startswith(f"quarantined after {len(plain):,} bytes: "), f.note
+        else:  # nothing decompresses
+            assert (f.source, f.acct.read) == ("unknown", 0), name
+            assert str(f.note).startswith(
+                f"quarantined, not read: corrupt or truncated {kind} data"), (name, f.note)
         assert f"check it with `{test} FILE`" in str(f.note)
         assert str(d / name) in res.quarantined  # analyze warns on stderr about each
     assert (rows["e.out.zst"].source, rows["e.out.zst"].note) == ("joblog", None)
@@ -72,7 +86,9 @@ def test_a_truncated_zstd_on_stdin_keeps_what_was_read() -> None:
             got += lines.to_list()
     assert e.value.kind == "zstd" and e.value.after > 200_000
     assert len(got) > 800
-    assert got == text.decode().split("\n")[: len(got)]
+    want = text.decode().split("\n")[: len(got)]
+    assert got[:-1] == want[:-1]  # and the line the cut ends in is read as far as it goes
+    assert want[-1].startswith(got[-1]) and len(got[-1]) < len(want[-1])
 
 
 def test_zstd_frames_end_only_where_a_frame_ends(tmp_path: Path) -> None:
