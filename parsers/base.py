@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import polars as pl
 
+from parsers.dstfold import FoldFix
 from parsers.paths import host_from_path, job_from_path
 from parsers.rowsink import RowSink
 from parsers.schema import ATTEMPTS, EVENTS
@@ -106,6 +107,9 @@ class Parser:
     #: one-line description for ``tormortem sources``
     description: ClassVar[str] = ""
     unit: ClassVar[str] = "line"
+    #: its lines are written in time order (a log), so a stamp's place tells which pass of a
+    #: repeated local hour it is (``dstfold``); False for tables (sacct, scontrol, JSON)
+    chronological: ClassVar[bool] = True
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
@@ -114,6 +118,8 @@ class Parser:
                                     "host_from": "unknown", "format": self.name}
         self.events = RowSink(EVENTS, defaults)
         self.records = RowSink(ATTEMPTS, {"source": self.name, "file": ctx.path})
+        #: stamps of the hour daylight saving repeats told apart by line order (``dstfold``)
+        self.fold = FoldFix.for_tz(ctx.tz) if self.chronological else None
 
     #: the highest score ``sniff`` ever gives (``registry.detect`` skips a parser that cannot
     #: beat the best so far: a fleet's 2,048 node logs were 2 s of sniffing)
@@ -334,6 +340,7 @@ class LineParser(Parser):
 
 
 class DocumentParser(Parser):
+    chronological: ClassVar[bool] = False
     unit = "record"
 
     #: the file's ``line_accounting.note`` from what parsing found (untimed events)

@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from parsers import progress_batch, registry, remote, sacct
+from parsers import dstfold, progress_batch, registry, remote, sacct
 from parsers.base import (
     Accounting,
     DocumentParser,
@@ -83,7 +83,11 @@ def _ctx(f: InputFile, tz: tzinfo, year: int | None) -> FileContext:
 
 def _drain(p: Parser, on_events: BatchFn, on_records: BatchFn,
            on_progress: BatchFn | None = None) -> None:
-    for b in p.events.drain():
+    batches = list(p.events.drain())
+    if p.fold is not None and batches:
+        batches = dstfold.fix_events(p.fold, batches,
+                                     [progress_batch.is_progress(b) for b in batches])
+    for b in batches:
         if progress_batch.is_progress(b):
             if on_progress is not None:
                 on_progress(b)

@@ -56,6 +56,7 @@ from parsers.slurm_sacct_fields import (
     cut_note,
     epoch_us,
     first_str,
+    fold_by_elapsed,
     gpus_from_gres,
     gpus_from_tres,
     json_exit,
@@ -112,6 +113,7 @@ class SacctTextParser(LineParser):
     """``sacct --parsable2`` (``|``-separated) or ``--parsable`` (trailing ``|``), any column
     order or subset, with or without step rows; or plain ``sacct``'s fixed-width columns."""
 
+    chronological: ClassVar[bool] = False  #: a table: rows in job order, not time order
     name: ClassVar[str] = "sacct"
     description: ClassVar[str] = ("sacct --parsable2 / --parsable text, or its fixed-width "
                                   "columns (header line required)")
@@ -293,7 +295,9 @@ class SacctTextParser(LineParser):
         gres = self._get(f, "allocgres")
         gpus = gpus_from_tres(tres) if tres else (gpus_from_gres(gres) if gres else None)
         name = self._get(f, "jobname") or None
-        start, end = self._time(self._get(f, "start")), self._time(self._get(f, "end"))
+        start_text, end_text = self._get(f, "start"), self._get(f, "end")
+        start, end = fold_by_elapsed(self._time(start_text), self._time(end_text), start_text,
+                                     end_text, self._get(f, "elapsed"), self.ctx.tz)
         _check_order(start, end)
         raw = self._get(f, "jobidraw")
         raw_job = split_job_step(raw)[0] if raw else None

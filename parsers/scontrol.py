@@ -51,6 +51,7 @@ _NULL = ("", "(null)", "None", "Unknown", "N/A")
 class ScontrolJobParser(LineParser):
     """``scontrol show job [-o] [-d]`` output, one record per job (see module docstring)."""
 
+    chronological: ClassVar[bool] = False  #: a table: rows in job order, not time order
     name: ClassVar[str] = "scontrol"
     description: ClassVar[str] = "scontrol show job [-o] output: jobs with StdOut/WorkDir"
 

@@ -8,7 +8,10 @@ data_parser v0.0.39..v0.0.41 in 23.02..24.x), checked on real output (see NOTES.
 from __future__ import annotations
 
 import re
+from datetime import tzinfo
 from typing import Any
+
+from parsers.timeutil import later_fold_us
 
 _STEP_ID = re.compile(r"^(\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?)(?:\.(\w+))?$")
 _STATE = re.compile(r"^([A-Z_]+)\+?(?:\s+(.*))?$")
@@ -240,3 +243,36 @@ def rows_note(lines: list[int], what: str, then: str) -> str | None:
         return None
     shown = ", ".join(map(str, lines[:3])) + " ..." * (len(lines) > 3)
     return f"{len(lines):,} {what} (line {shown}): {then}"
+
+
+_ELAPSED = re.compile(r"(?:(\d+)-)?(\d+):(\d\d):(\d\d)")
+
+
+def elapsed_s(text: str | None) -> int | None:
+    """sacct's ``Elapsed`` in seconds: ``[D-]HH:MM:SS`` as Slurm's ``secs2time_str``
+    (src/common/parse_time.c) prints it (``INVALID``, ``UNLIMITED``, empty: None)."""
+    m = _ELAPSED.fullmatch(text.strip()) if text else None
+    if m is None:
+        return None
+    return (int(m.group(1) or 0) * 86400 + int(m.group(2)) * 3600 + int(m.group(3)) * 60
+            + int(m.group(4)))
+
+
+def fold_by_elapsed(start: int | None, end: int | None, start_text: str | None,
+                    end_text: str | None, elapsed: str | None, tz: tzinfo
+                    ) -> tuple[int | None, int | None]:
+    """(start, end) with a stamp of the hour daylight saving repeats read as its second pass
+    where that, and only that, makes ``End - Start`` the record's ``Elapsed`` (sacct prints
+    local stamps without a zone: a job that ends in the second pass of the repeated hour
+    read as the first ends an hour early, ``parsers.dstfold``)."""
+    el = elapsed_s(elapsed)
+    if el is None or start is None or end is None or abs(end - start - el * 1_000_000) <= 1e6:
+        return start, end
+    later_end = later_fold_us(end_text, tz) if end_text else None
+    if later_end is not None and abs(later_end - start - el * 1_000_000) <= 1e6:
+        return start, later_end
+    later_start = later_fold_us(start_text, tz) if start_text else None
+    if later_start is not None and abs(end - later_start - el * 1_000_000) <= 1e6:
+        return later_start, end
+    return start, end
+

@@ -93,6 +93,18 @@ def iso_match_to_us(m: re.Match[str], tz: tzinfo) -> tuple[int, str]:
     return local_to_us(y, mo, d, h, mi, s, us, tz), "assumed_tz"
 
 
+def later_fold_us(text: str, tz: tzinfo) -> int | None:
+    """The second reading of a zone-less ISO stamp in the hour ``tz`` repeats when daylight
+    saving ends (``fold=1``: the later instant), or None where the stamp has one reading."""
+    m = _ISO.match(text)
+    if not m or m.group(8):
+        return None
+    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+    dt = datetime(y, mo, d, h, mi, s, _frac_us(m.group(7)), tzinfo=tz)
+    first, second = to_us(dt), to_us(dt.replace(fold=1))
+    return second if second > first else None
+
+
 class YearInference:
     """Year for year-less stamps, per file (see module docstring)."""
 
