@@ -126,6 +126,29 @@ def without_output(con: duckdb.DuckDBPyConnection, ri: RunInputs,
     return out
 
 
+def cut_last(con: duckdb.DuckDBPyConnection, ri: RunInputs) -> list[dict[str, Any]]:
+    """``output_cut``: the run's last progress line is in an output file whose end is lost (a
+    compressed file cut short, read up to the damage): the run may have trained further, so
+    its last iteration, T_opt and the TOR are unknown (``run.py``), as when that output could
+    not be read at all (a truncated .gz was quarantined whole before, ``final`` above)."""
+    ends = [a.progress[-1][0] for a in ri.attempts if a.progress]
+    if not ends:
+        return []
+    jobs = {str(r["job_id"]) for r in ri.rows}
+    cut = [(f, n) for fs in job_files(con, jobs).values() for f, r, n in fs
+           if r and n and n.startswith("quarantined after ")]
+    out = []
+    for f, note in sorted(set(cut)):
+        row = con.execute("SELECT max(epoch(ts)) FROM events WHERE file = ? AND kind = "
+                          "'iteration'", [f]).fetchone()
+        if row and row[0] is not None and float(row[0]) >= max(ends) - 1e-6:
+            out.append(warning(
+                "output_cut", f"run {ri.run}: its last progress line is in {f}, whose end is "
+                f"lost ({note.split(';')[0]}), so the run's last iteration, T_opt and the TOR "
+                "are unknown", ri.run, files=[f]))
+    return out
+
+
 def untimed_evidence(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     rows = con.execute("""
         SELECT category, count(*), count(DISTINCT host), min(file) FROM classified_events

@@ -59,8 +59,14 @@ import duckdb
 import numpy as np
 
 from pipeline.analyze.decompose import Decomposition
+from pipeline.analyze.nooutput import (
+    cut_last,
+    no_progress,
+    unread_input,
+    untimed_evidence,
+    without_output,
+)
 from pipeline.analyze.nooutput import files_list as _files_list
-from pipeline.analyze.nooutput import no_progress, unread_input, untimed_evidence, without_output
 from pipeline.analyze.nooutput import warning as _w
 from pipeline.analyze.outside import after_last, before_first
 from pipeline.analyze.progress import RunInputs
@@ -242,7 +248,7 @@ def _run_checks(con: duckdb.DuckDBPyConnection, ri: RunInputs, d: Decomposition,
                           "they trained at least that far, and that work is estimated "
                           "(startup, hang and lost work of those attempts are not known)",
                           run, lost[0]))
-    out += without_output(con, ri, unlinked, lines, truncated)
+    out += without_output(con, ri, unlinked, lines, truncated) + cut_last(con, ri)
     k_log = max(d.log_interval, 1)
     for k, p in enumerate(d.attempts[:-1]):
         n = (d.attempts[k + 1].resumed_from or 0) - (p.last_iteration or 0)

@@ -197,6 +197,10 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
         return None, ("an attempt after its last progress line has no output that could be "
                       "read, so its last iteration is unknown (see the attempt_without_output "
                       "warning)")
+    cut = [w for w in warnings if w["code"] == "output_cut" and w["run"] == ri.run]
+    if cut:
+        return None, (f"its last progress line is in {cut[0]['files'][0]}, whose end is lost, "
+                      "so its last iteration is unknown (see the output_cut warning)")
     closed = quality.ended_unrecorded(ri)
     if closed:
         return None, (f"{len(closed)} of its attempts ended with no end time in the records, "

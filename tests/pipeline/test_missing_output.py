@@ -44,14 +44,25 @@ def _campaign(tmp_path: Path) -> tuple[Path, float, list[Path]]:
 def test_last_output_unreadable_leaves_tor_undefined(tmp_path: Path) -> None:
     logs, _, outs = _campaign(tmp_path)
     last = outs[-1]
-    last.with_name(last.name + ".gz").write_bytes(gzip.compress(last.read_bytes())[:4000])
+    data = gzip.compress(last.read_bytes())
+    last.with_name(last.name + ".gz").write_bytes(data[:4000])
     last.unlink()
     got = _analyze(logs, tmp_path / "a")
+    # read up to the damage (as zcat reads it): the lines before it are the attempt's output,
+    # but its end is lost, and with it the run's last iteration
+    assert not _warn(got, "attempt_without_output")
+    w = _warn(got, "output_cut")
+    assert len(w) == 1 and w[0]["files"] == [str(last) + ".gz"]
+    assert "quarantined after" in w[0]["message"] and "are unknown" in w[0]["message"]
+    run = got["runs"][0]
+    assert run["tor"] is None and "last iteration is unknown" in run["tor_undefined"]
+    # a cut .gz nothing of which decompresses is still output that could not be read
+    last.with_name(last.name + ".gz").write_bytes(data[:40])
+    got = _analyze(logs, tmp_path / "b")
     w = _warn(got, "attempt_without_output")
     assert len(w) == 1 and w[0]["final"] and last.name + ".gz" in w[0]["message"]
     assert "could not be read" in w[0]["message"]
-    run = got["runs"][0]
-    assert run["tor"] is None and "last iteration is unknown" in run["tor_undefined"]
+    assert got["runs"][0]["tor"] is None
 
 
 def test_middle_output_missing_keeps_tor(tmp_path: Path) -> None:
