@@ -494,6 +494,12 @@ PROGRESS = [
     ('Saved checkpoint to G:\\AI\\ai-toolkit\\output\\mgnm_composition\\mgnm_composition_000'
      '003000.safetensors',
      'ckpt_save_end', 'None', 'checkpoint', 3000),
+    # vocalpy/vak#181 (no row before this round)
+    ('Step 10600 is a checkpoint step.',
+     'ckpt_save_start', 'None', 'checkpoint', 10600),
+    # vocalpy/vak#181 (no row before this round)
+    ('Step 11000 is a validation step; computing metrics on validation set',
+     'eval', 'None', 'progress', 11000),
     # axolotl-ai-cloud/axolotl#2634 (no row before this round)
     ('[2025-05-05 01:38:55,524] [INFO] [axolotl.train.determine_resume_checkpoint:143] [PID:'
      '25] [RANK:0] Using Auto-resume functionality to start with checkpoint at lora-out/chec'
@@ -503,6 +509,9 @@ PROGRESS = [
     ('`19-08-22 10:12:46.002 - INFO: <epoch:  5, iter:  10,100, lr:1.992e-04> l_pix: 1.8082e'
      '-02 ',
      'iteration', 'None', 'progress', None),
+    # modelscope/ClearerVoice-Studio#4 (no row before this round)
+    ('Train Epoch: 0/100 Step: 10/965 | 2.057s/batch | lr 5.0000e-04 || Mask_Loss 1.6780',
+     'progress_bar', 'Epoch 0', 'progress', 10),
     # facebookresearch/detectron2#3180 (no row before this round)
     ('{"data_time": 0.00965266628190875, "eta_seconds": 2810.600295108743, "fast_rcnn/cls_ac'
      'curacy": 0.989990234375, "fast_rcnn/false_negative": 0.07849843176741549, "fast_rcnn/f'
