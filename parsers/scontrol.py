@@ -86,8 +86,8 @@ class ScontrolJobParser(LineParser):
     def finish(self) -> None:
         self._flush()
 
-    def _time(self, key: str) -> int | None:
-        v = self.block.get(key, "")
+    def _time(self, b: dict[str, str], key: str) -> int | None:
+        v = b.get(key, "")
         if v in _NULL:
             return None
         try:
@@ -117,6 +117,8 @@ class ScontrolJobParser(LineParser):
         except ValueError:
             code = sig = None
         restarts = b.get("Restarts", "")
+        # Slurm 19.05+ prints AllocTRES= (and ReqTRES=); older releases TRES=
+        tres = b.get("AllocTRES") or b.get("TRES") or ""
         nn = b.get("NumNodes", "")
 
         def opt(key: str) -> str | None:
@@ -126,10 +128,11 @@ class ScontrolJobParser(LineParser):
         self.records.add(
             job_id=job_id, step=None, name=opt("JobName"), run_hint=opt("JobName"),
             state=state, reason=None, exit_code=code, signal=sig,
-            submit=self._time("SubmitTime"), start=self._time("StartTime") if started else None,
-            end=self._time("EndTime") if state in _FINAL else None, nodes=nodes,
+            submit=self._time(b, "SubmitTime"),
+            start=self._time(b, "StartTime") if started else None,
+            end=self._time(b, "EndTime") if state in _FINAL else None, nodes=nodes,
             node_count=int(nn) if nn.isdigit() else None,
-            gpus=gpus_from_tres(b.get("TRES", "")) if b.get("TRES") else None,
+            gpus=gpus_from_tres(tres) if tres else None,
             restart_count=int(restarts) if restarts.isdigit() else None, job_id_raw=raw,
             work_dir=opt("WorkDir"), std_out=opt("StdOut"), std_err=opt("StdErr"),
             dependency=opt("Dependency"), line_no=self.block_line)
