@@ -7,7 +7,8 @@
   whose time overlaps (candidates for ``--job-output``), or no output at all.
 * ``attempt_without_output``: an attempt that ran more than ``SILENT_S`` with none of its
   output linked. Decision: one *after* the run's last attempt with progress whose job has no
-  output file that could be read (missing, quarantined, unreadable) is ``final``: the run's
+  output line it could read (no file, one that could not be read, or one of no line it reads)
+  is ``final``: the run's
   last iteration is unknown, so T_opt and the TOR are undefined (``run.py``) -- a corrupt
   ``slurm-1044.out.gz`` gave TOR 0.7660 for a truth of 0.8052, 4 h of unknown work called
   startup. One in the middle leaves T_opt exact (the run's first and last progress bound the
@@ -111,7 +112,10 @@ def without_output(con: duckdb.DuckDBPyConnection, ri: RunInputs,
     out = []
     for k in silent:
         a, own = ri.attempts[k], files[str(ri.rows[k]["job_id"])]
-        final = k > last and not any(r for _, r, _ in own)
+        # after the run's last progress, nothing it printed says how far it got: a file read
+        # but of no line tormortem reads (only ``\r``, only NCCL INFO) says no more than a
+        # file that could not be read (fault probe H6: "realized TOR 0.0000" from such a file)
+        final = k > last
         cands = [f for f, t0, t1 in unlinked
                  if t0 is None or (t0 <= a.end + 60 and a.start - 60 <= (t1 or t0))]
         msg = (f"run {ri.run}: attempt {a.attempt} ran {a.end - a.start:,.0f} s but none of "

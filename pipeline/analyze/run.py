@@ -192,11 +192,6 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
     """TOR, or None with the reason it is undefined (never a silent 0)."""
     if d.t_obs <= 0:
         return None, "T_obs is 0"
-    if any(w["code"] == "attempt_without_output" and w.get("final") and w["run"] == ri.run
-           for w in warnings):
-        return None, ("an attempt after its last progress line has no output that could be "
-                      "read, so its last iteration is unknown (see the attempt_without_output "
-                      "warning)")
     cut = [w for w in warnings if w["code"] == "output_cut" and w["run"] == ri.run]
     if cut:
         return None, (f"its last progress line is in {cut[0]['files'][0]}, whose end is lost, "
@@ -217,6 +212,12 @@ def _tor(ri: RunInputs, d: Decomposition, warnings: list[dict[str, Any]]
         return None, ("progress lines are stamped after their job's last recorded execution "
                       "ended: output and scheduler records disagree on the time (see the "
                       "after_executions warning)")
+    # (after the time disagreements: they say why such output was not linked)
+    if any(w["code"] == "attempt_without_output" and w.get("final") and w["run"] == ri.run
+           for w in warnings):
+        return None, ("an attempt after its last progress line left no output line that "
+                      "could be read, so its last iteration is unknown (see the "
+                      "attempt_without_output warning)")
     bad = [w for w in warnings if w["code"] == "untimed_progress" and w["run"] == ri.run]
     untimed = sum(w["lines"] + w["collapsed"] for w in bad)
     if untimed > sum(len(a.progress) for a in ri.attempts) - sum(w["collapsed"] for w in bad):

@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from parsers.reader import expand_inputs
 from pipeline.analyze.run import analyze_db
 from pipeline.ingest.run import ingest
@@ -108,3 +110,23 @@ def test_a_short_run_is_not_too_fast_by_its_step_time_noise(tmp_path: Path) -> N
                      target_iterations=40)
     run = _analyze(logs, tmp_path / "a")["runs"][0]
     assert run["tor"] is not None and abs(run["tor"] - truth["runs"][0]["tor"]) < 0.01
+
+
+@pytest.mark.parametrize("content", [
+    "\r" * 1000,
+    # NCCL_DEBUG=INFO start-up only (NCCL src/bootstrap.cc, src/init.cc INFO(NCCL_INIT, ...))
+    "".join(f"node001:2145:{2145 + r} [{r % 8}] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>\n"
+            f"node001:2145:{2145 + r} [{r % 8}] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; "
+            "OOB ib0:10.0.0.1<0>\n" for r in range(25)),
+])
+def test_last_output_of_no_line_read_leaves_tor_undefined(tmp_path: Path, content: str) -> None:
+    """A last output that was read but holds no line tormortem reads says as little about how
+    far the run got as one that could not be read: it gave "realized TOR 0.0000" (fault
+    probe H6)."""
+    logs, _, outs = _campaign(tmp_path)
+    outs[-1].write_text(content)
+    got = _analyze(logs, tmp_path / "a")
+    w = _warn(got, "attempt_without_output")
+    assert any(x["final"] for x in w)
+    run = got["runs"][0]
+    assert run["tor"] is None and "last iteration is unknown" in run["tor_undefined"]
