@@ -211,6 +211,10 @@ def open_parser(f: InputFile, stats: ReadStats, *, tz: tzinfo = UTC, year: int |
     if isinstance(head, str):
         return FileResult(f.display, "unknown", "line", Accounting(), 0, head, stats)
     note: str | None = None
+    if head[257:262] == b"ustar":  # POSIX/GNU tar's magic (ustar header, offset 257)
+        return FileResult(f.display, "unknown", "line", Accounting(), 0, "quarantined, not "
+                          "read: a tar archive; extract it (tar -xf FILE) and pass its folder",
+                          stats)
     if source is None:
         if looks_binary(head):
             return _unparsed_file(f, "unknown", "binary file, not a log", stats)

@@ -338,3 +338,23 @@ def test_explain_streams_every_row_in_order(tmp_path: Path,
     monkeypatch.setattr(explain, "WINDOW_LINES", 1)
     small = explain.explain_files(files, tz=get_tz("UTC"))
     assert sorted(map(str, small)) == sorted(map(str, rows))
+
+
+@pytest.mark.parametrize("suffix", [".tar", ".tar.gz"])
+def test_a_tar_archive_is_quarantined_not_read_as_a_job_log(tmp_path: Path, suffix: str) -> None:
+    """A tar of the logs was read as one job log: its sacct rows lost, TOR 0.4364 for 0.4173
+    and no warning (fault probe H5). Its members are not read; it is named, with what to do."""
+    import tarfile
+
+    src = tmp_path / "logs"
+    src.mkdir()
+    (src / "kern.log").write_bytes(_kern_log(50))
+    arc = tmp_path / "in" / ("logs" + suffix)
+    arc.parent.mkdir()
+    with tarfile.open(arc, "w:gz" if suffix.endswith(".gz") else "w") as t:
+        t.add(src / "kern.log", arcname="kern.log")
+    r = cli("ingest", arc.parent, "--out", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    row = _accounting(tmp_path / "o")[str(arc)]
+    assert row["read"] == 0 and row["note"] == (
+        "quarantined, not read: a tar archive; extract it (tar -xf FILE) and pass its folder")
