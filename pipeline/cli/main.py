@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import os
 import signal
 import sys
@@ -137,6 +138,8 @@ class _Group(click.Group):
         no "Aborted!"): the library's writers leave the previous output in place."""
         import threading
 
+        _lenient_streams()
+
         from pipeline.ingest.signals import Interrupted, install_signal_handlers
 
         old = (install_signal_handlers()
@@ -245,6 +248,17 @@ def _as_click_error(e: Exception) -> click.ClickException:
     return click.ClickException(
         f"internal error ({type(e).__name__}: {' '.join(str(e).split())}); please report it "
         "with the command you ran (run it again with -vv for the traceback)")
+
+
+def _lenient_streams() -> None:
+    """A terminal in a locale that cannot show every character (``LANG=C`` with Python's
+    ascii or ``PYTHONIOENCODING=latin-1``): a job name such as ``llama-pré训练`` is printed
+    with what cannot be shown as ``\\u8bad`` escapes, not an "internal error
+    (UnicodeEncodeError)" after the output folder was written (fault probe M9)."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            with contextlib.suppress(ValueError, OSError):  # a closed or odd stream
+                stream.reconfigure(errors="backslashreplace")
 
 
 EPILOG = """\b

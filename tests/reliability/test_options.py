@@ -93,3 +93,27 @@ def test_a_run_map_that_is_not_utf8(tmp_path: Path) -> None:
     assert r.stderr.splitlines()[-1] == (f"Error: Invalid value for '--run-map': "
                                          f"{tmp_path / 'map.csv'} line 2: not UTF-8 text (byte "
                                          "0xe9); save the file as UTF-8")
+
+
+def test_a_terminal_that_cannot_show_a_job_name(tmp_path: Path) -> None:
+    """stdout in Latin-1 and a job name in Chinese: the name is printed with escapes, not an
+    "internal error (UnicodeEncodeError)" after the folder was written (fault probe M9)."""
+    import os
+    import subprocess
+
+    from tests.reliability.conftest import CLI
+
+    logs = tmp_path / "logs"
+    (logs / "jobs").mkdir(parents=True)
+    demo = Path(__file__).resolve().parents[2] / "sample_logs" / "demo"
+    rows = (demo / "slurm" / "sacct.txt").read_text().splitlines()[:3]
+    (logs / "sacct.txt").write_text("\n".join(rows).replace("llama-pretrain", "llama-pré训练")
+                                    + "\n")
+    for j in ("1001", "1002"):
+        (logs / "jobs" / f"slurm-{j}.out").write_bytes((demo / "jobs" / f"slurm-{j}.out")
+                                                        .read_bytes())
+    r = subprocess.run([*CLI, "analyze", str(logs), "--out", str(tmp_path / "o")],
+                       capture_output=True, timeout=300, check=False,
+                       env={**os.environ, "PYTHONIOENCODING": "latin-1"})
+    assert r.returncode == 0, r.stderr
+    assert "Run llama-pr\xe9\\u8bad\\u7ec3: " in r.stdout.decode("latin-1")
