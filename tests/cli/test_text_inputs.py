@@ -119,3 +119,23 @@ def test_an_input_that_cannot_be_opened_is_a_warning_not_only_a_line(tmp_path: P
     w = [x for x in doc["warnings"] if x["code"] == "unread_input"]
     assert len(w) == 1 and "slurm-1003.out: broken symbolic link" in w[0]["message"]
     assert doc["fidelity"] == "incomplete"
+
+
+@pytest.mark.parametrize("name", ["00-sacct.txt", "accounting.log", "zz-sacct.txt"])
+def test_the_root_cause_does_not_depend_on_the_records_file_name(tmp_path: Path,
+                                                                name: str) -> None:
+    """The sacct row and Slurm's banner of one NODE_FAIL tie on specificity and time; the
+    file that sorted first won, so ``00-sacct.txt`` gave no node where ``sacct.txt`` gave
+    node001 (fault probe M1)."""
+    logs = tmp_path / "logs"
+    (logs / "jobs").mkdir(parents=True)
+    rows = (DEMO / "slurm" / "sacct.txt").read_text().splitlines()[:3]
+    (logs / name).write_text("\n".join(rows) + "\n")
+    for j in ("1001", "1002"):
+        (logs / "jobs" / f"slurm-{j}.out").write_bytes(
+            (DEMO / "jobs" / f"slurm-{j}.out").read_bytes())
+    r = invoke("analyze", str(logs), "--out", str(tmp_path / "o"), "--json")
+    assert r.exit_code == 0, r.output
+    (i,) = json.loads(r.stdout)["runs"][0]["interruptions"]
+    assert (i["category"], i["node"], i["cause"]["kind"]) == (
+        "node_failure", "node001", "slurm_job_cancelled")

@@ -122,11 +122,16 @@ matched AS (
                                               THEN $after_s
                                               ELSE least($after_s, $skew_s) + tol_s END))
 )
+-- ties (same specificity and time) go to the line that names a host, then to a log line over
+-- a scheduler record, and only then to the file's name: the sacct row and Slurm's banner of one
+-- NODE_FAIL tie, and which file sorted first decided the node (fault probe M1)
 SELECT *,
        row_number() OVER (PARTITION BY attempt
-                          ORDER BY specificity DESC, ts, file, line_no) AS rank_in_attempt,
+                          ORDER BY specificity DESC, ts, host IS NULL,
+                                   source IN ('sacct', 'sacct_json', 'scontrol'), file, line_no) AS rank_in_attempt,
        CASE WHEN row_number() OVER (PARTITION BY attempt
-                                    ORDER BY specificity DESC, ts, file, line_no) = 1
+                                    ORDER BY specificity DESC, ts, host IS NULL,
+                                   source IN ('sacct', 'sacct_json', 'scontrol'), file, line_no) = 1
             THEN 'cause' ELSE 'symptom' END AS role
 FROM matched
 ORDER BY run, attempt, rank_in_attempt
