@@ -159,17 +159,42 @@ def untimed_evidence(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         WHERE ts IS NULL AND ts_flag = 'uptime' AND category IS NOT NULL
           AND category NOT IN ('none', 'progress', 'checkpoint')
         GROUP BY category ORDER BY count(*) DESC, category""").fetchall()
+    out = _timeless(con)
     if not rows:
-        return []
+        return out
     n = sum(int(r[1]) for r in rows)
     cats = ", ".join(f"{c} {k:,}" for c, k, _, _ in rows)
-    return [warning("untimed_evidence", f"{n:,} kernel failure lines ({cats}; e.g. in "
+    out.append(warning("untimed_evidence", f"{n:,} kernel failure lines ({cats}; e.g. in "
                     f"{rows[0][3]}) carry only an uptime stamp, and no line of their host gives "
                     "its boot time: they have no wall time, so no interruption is traced to "
                     "them and what they caused is blamed on its symptoms: give the kernel log "
                     "with wall-clock stamps (/var/log/kern.log, journalctl -k -o short-iso, "
                     "dmesg -T) or one of each host's syslog lines with both stamps",
-                    files=sorted({str(r[3]) for r in rows}))]
+                    files=sorted({str(r[3]) for r in rows})))
+    return out
+
+
+def _timeless(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Failure lines with no time at all that no job's output holds (a slurmctld log whose
+    stamps were cut off, a node log of bare messages): they can be traced only by the job
+    they name, and only to a job that ran once, so the nodes they name went unused without a
+    word (fault probe M8). A job output's own lines need no time: they belong to its
+    attempt."""
+    rows = con.execute("""
+        SELECT category, count(*), min(file), count(DISTINCT file) FROM classified_events
+        WHERE ts IS NULL AND ts_flag = 'missing' AND category IS NOT NULL
+          AND category NOT IN ('none', 'progress', 'checkpoint')
+          AND file NOT IN (SELECT file FROM output_links)
+        GROUP BY category ORDER BY count(*) DESC, category""").fetchall()
+    if not rows:
+        return []
+    n = sum(int(r[1]) for r in rows)
+    cats = ", ".join(f"{c} {k:,}" for c, k, _, _ in rows)
+    return [warning("untimed_evidence", f"{n:,} failure lines ({cats}; e.g. in {rows[0][2]}) "
+                    "carry no time at all: they are traced only where they name a job that ran "
+                    "once, so what the others caused is blamed on its symptoms: give the logs "
+                    "with their timestamps",
+                    files=sorted({str(r[2]) for r in rows}))]
 
 
 def _lossy(note: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from pipeline.analyze import approx, quality
+from pipeline.analyze import approx, linkcheck, quality
 from pipeline.analyze.chains import assign_runs
 from pipeline.analyze.decompose import Decomposition, decompose, split_no_progress
 from pipeline.analyze.hosts import alias_hosts
@@ -62,21 +62,6 @@ def iso(t: float | datetime | None) -> str | None:
     dt = t if isinstance(t, datetime) else datetime.fromtimestamp(t, UTC)
     s = dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0").rstrip(".")
     return s + "Z"
-
-
-def _unmatched_run_map(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """``--run-map`` rows whose job id no attempt has: a typo or another id form (an array
-    task is ``1234_5``, a het job ``1234``) would otherwise leave that job on its guessed run
-    with no word said."""
-    ids = [r[0] for r in con.execute(
-        "SELECT job_id FROM run_map m WHERE NOT EXISTS (SELECT 1 FROM attempts_linked a "
-        "WHERE a.job_id = m.job_id) ORDER BY job_id").fetchall()]
-    if not ids:
-        return []
-    return [warning("run_map_unmatched", f"{len(ids)} job id(s) of --run-map match no attempt "
-                    f"and were not used: {', '.join(ids[:5])}"
-                    + (f" (and {len(ids) - 5} more)" if len(ids) > 5 else "")
-                    + "; write them as the records' JobID (an array task as 1234_5)")]
 
 
 def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | None = None,
@@ -130,7 +115,7 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                     split_no_progress(d, k, c.ts.timestamp())
                     split.add(p.attempt)
         warnings = check_quality(con, runs, decs) + _skew_warnings(skews)
-        warnings += _unmatched_run_map(con)
+        warnings += linkcheck.unmatched_run_map(con) + linkcheck.nameless(con, len(runs))
         if unreadable:
             warnings.append(warning(
                 "unread_input", f"{len(unreadable)} input(s) could not be opened, so their "

@@ -1,0 +1,59 @@
+"""Warnings where the inputs leave runs or causes less certain than they look: records with
+no job name (fault probe H7) and failure lines with no time at all (probe M8)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from tests.cli.conftest import invoke
+
+DEMO = Path(__file__).resolve().parents[2] / "sample_logs" / "demo"
+
+
+def _analysis(logs: Path, out: Path) -> dict:
+    r = invoke("analyze", str(logs), "--out", str(out), "--json")
+    assert r.exit_code == 0, r.output
+    doc: dict = json.loads(r.stdout)
+    return doc
+
+
+def test_records_without_a_job_name_say_why_each_job_is_a_run(tmp_path: Path) -> None:
+    """``sacct -o JobID,State,Start,End,NodeList,ExitCode``: no name to join jobs by."""
+    logs = tmp_path / "logs"
+    (logs / "jobs").mkdir(parents=True)
+    keep = ("JobID", "State", "Start", "End", "NodeList", "ExitCode")
+    rows = [r.split("|") for r in (DEMO / "slurm" / "sacct.txt").read_text().splitlines()[:3]]
+    cols = [rows[0].index(k) for k in keep]
+    (logs / "sacct.txt").write_text("".join("|".join(r[c] for c in cols) + "\n" for r in rows))
+    for j in ("1001", "1002"):
+        shutil.copy(DEMO / "jobs" / f"slurm-{j}.out", logs / "jobs")
+    doc = _analysis(logs, tmp_path / "o")
+    w = [x for x in doc["warnings"] if x["code"] == "nameless_records"]
+    assert len(doc["runs"]) == 2 and len(w) == 1
+    assert "none of the 2 scheduler records has a job name" in w[0]["message"]
+    assert "--run-map" in w[0]["message"]
+    # with the names, one run and no such warning
+    shutil.copy(DEMO / "slurm" / "sacct.txt", logs / "sacct.txt")
+    (logs / "sacct.txt").write_text("\n".join(
+        (DEMO / "slurm" / "sacct.txt").read_text().splitlines()[:3]) + "\n")
+    doc = _analysis(logs, tmp_path / "o2")
+    assert len(doc["runs"]) == 1
+    assert "nameless_records" not in {x["code"] for x in doc["warnings"]}
+
+
+def test_failure_lines_with_no_time_are_said(tmp_path: Path) -> None:
+    """The controller's lines with their stamps cut off: they name failed nodes, but only a
+    job that ran once can take them, and nothing said so."""
+    logs = tmp_path / "demo"
+    shutil.copytree(DEMO, logs)
+    ctld = logs / "slurm" / "slurmctld.log"
+    ctld.write_text(re.sub(r"(?m)^\[[^\]]*\] ", "", ctld.read_text()))
+    doc = _analysis(logs, tmp_path / "o")
+    w = [x for x in doc["warnings"] if x["code"] == "untimed_evidence"]
+    assert len(w) == 1 and "carry no time at all" in w[0]["message"]
+    assert w[0]["files"] == [str(ctld)]
+    assert "untimed_evidence" not in {x["code"] for x in _analysis(DEMO, tmp_path / "d")[
+        "warnings"]}
