@@ -21,6 +21,15 @@ if os.path.basename(sys.argv[0]) == "tormortem":  # the console script, not a li
     for _s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(_s, _early)
 
+# polars' allocator (jemalloc, configured by this variable, read when polars is loaded) keeps
+# freed pages for 10 s: a chunk's temporaries stay resident long after it is parsed. Handed
+# back after 0.1 s (by jemalloc's background thread, which polars turns on) instead. Three
+# alternated runs each (benchmarks/HISTORY.md, session 8): HF tqdm 1 GiB 456-459 MiB against
+# 475-489 in 11.8-12.3 s against 11.1-12.2; slurm 134 MB 429-445 against 466-479 MiB,
+# 3.2-3.9 s against 3.1-3.8; kernel-noise and NCCL INFO unchanged. A user's setting rules.
+os.environ.setdefault("_RJEM_MALLOC_CONF",
+                      "background_thread:true,dirty_decay_ms:100,muzzy_decay_ms:0")
+
 from pipeline.cli.main import main
 
 __all__ = ["main"]
