@@ -37,6 +37,7 @@ from parsers.anchors import Prefilter, required_literals, trie_pattern
 from parsers.base import EVENT, NOISE, Emit, never_open
 from parsers.relax import relaxed
 
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 _FIELD = re.compile(r"\{(\w+)\}")
 _TEXT_FIELDS = ("code", "device", "host", "job_id")
 _NUM_FIELDS = ("value", "rank", "iteration")
@@ -72,6 +73,8 @@ class Signature:
         for name, group in self.numbers:
             v = groups.get(group)
             if v is not None:
+                if _THOUSANDS.fullmatch(v):  # Python's ``{:,d}`` (BasicSR's ``iter:  10,100``)
+                    v = v.replace(",", "")
                 with contextlib.suppress(ValueError):
                     out[name] = float(v) * self.value_scale if name == "value" else int(v)
         return out

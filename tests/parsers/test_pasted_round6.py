@@ -514,7 +514,7 @@ PROGRESS = [
     # XPixelGroup/BasicSR#211 (no row before this round)
     ('`19-08-22 10:12:46.002 - INFO: <epoch:  5, iter:  10,100, lr:1.992e-04> l_pix: 1.8082e'
      '-02 ',
-     'iteration', 'None', 'progress', None),
+     'iteration', 'None', 'progress', 10100),  # Python's {:8,d}: read without the comma
     # modelscope/ClearerVoice-Studio#4 (no row before this round)
     ('Train Epoch: 0/100 Step: 10/965 | 2.057s/batch | lr 5.0000e-04 || Mask_Loss 1.6780',
      'progress_bar', 'Epoch 0', 'progress', 10),
@@ -802,3 +802,18 @@ def test_healthy_lines_give_no_row(tmp_path: Path) -> None:
     assert explain_rows(tmp_path, "slurm-4263.out", HEALTHY) == {}
     for i, text in enumerate(HEALTHY):
         assert explain_rows(tmp_path, f"paste{i}.txt", [text]) == {}, text
+
+
+def test_slurmstepd_could_not_send_task_exit(tmp_path: Path) -> None:
+    """facebookincubator/submitit#1708: slurmstepd's _send_exit_msg
+    (src/slurmd/slurmstepd/mgr.c) error("Failed to send MESSAGE_TASK_EXIT: %m"), in a job's
+    output, and in slurmd's log among 3,000 noise lines (through the prefilter's anchor)."""
+    got = explain_rows(tmp_path, "slurm-1234.out", [
+        "slurmstepd: error: Failed to send MESSAGE_TASK_EXIT: Connection refused"])
+    assert got == {1: [("step_aborted", "MESSAGE_TASK_EXIT", "unknown")]}
+    noise = ("[2024-05-01T12:00:01.123] [1234.0] task/cgroup: _memcg_initialize: job: "
+             "alloc=500000MB mem.limit=500000MB memsw.limit=unlimited")
+    line = "[2024-05-01T12:00:02.123] [1234.0] error: Failed to send MESSAGE_TASK_EXIT: " \
+        "Connection refused"
+    got = explain_rows(tmp_path, "slurmd-node001.log", [noise] * 1500 + [line] + [noise] * 1500)
+    assert got == {1501: [("step_aborted", "MESSAGE_TASK_EXIT", "unknown")]}
