@@ -4,7 +4,10 @@
 -- (job_id -> run, possibly empty: the user's explicit mapping).
 -- * The same execution reported by several sources (sacct text and sacct --json) is one
 --   attempt; sacct text is preferred for the exit code (Slurm 22.05's JSON reports plain
---   non-zero exits as 0), the other fields are taken from the first source that has them.
+--   non-zero exits as 0), the other fields are taken from the first source that has them;
+--   a record with its end comes before a snapshot of the job still running (daily sacct
+--   dumps, or a text dump beside a later --json: the RUNNING row's state and exit 0 won,
+--   fault probe M3).
 -- * Several executions of one job id (sacct --duplicates after a requeue) are attempts
 --   "<job_id>#<n>", n = 0, 1, ... in start order; a job id run once keeps its plain id.
 -- * The components of a heterogeneous job (sacct's JobID "<leader>+<offset>", one row each,
@@ -16,7 +19,9 @@
 --   joined back at the end: node lists of thousands of hosts are slow to group and number.
 WITH ranked AS (
     SELECT *,
-           CASE source WHEN 'sacct' THEN 0 WHEN 'sacct_json' THEN 1 ELSE 2 END AS pref
+           CASE source WHEN 'sacct' THEN 0 WHEN 'sacct_json' THEN 1 ELSE 2 END
+           + CASE WHEN "end" IS NULL OR state IN ('RUNNING', 'PENDING', 'SUSPENDED',
+                  'CONFIGURING', 'COMPLETING', 'RESIZING') THEN 10 ELSE 0 END AS pref
     FROM attempts_scheduled
     WHERE start IS NOT NULL AND step IS NULL
 ),
