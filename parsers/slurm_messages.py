@@ -272,11 +272,6 @@ def _stepd_trouble(msg: str, job: str | None, emit: Emit) -> int | None:
         if e is not None:
             emit(kind="exec_failed", code=e.group(2)[:80], device=e.group(1), job_id=job)
             return EVENT
-    if "Failed to send MESSAGE_TASK_EXIT" in msg:
-        # slurmstepd's _send_exit_msg (src/slurmd/slurmstepd/mgr.c): error("Failed to send
-        # MESSAGE_TASK_EXIT: %m"): srun, which waits for its tasks' exits, is gone or cut off
-        emit(kind="step_aborted", code="MESSAGE_TASK_EXIT", job_id=job)
-        return EVENT
     if "Unable to register" in msg:
         g = _REGISTER.search(msg)
         if g is not None:
@@ -291,8 +286,7 @@ class SlurmdMessages:
     SIGNAL: ClassVar[tuple[str, ...]] = (
         "oom-kill event", "oom_kill event", "emory limit", "execve(): ", "Unable to register",
         "STEPD TERMINATED", "launch task ", "Launching batch job ", "done with job",
-        "get_exit_code task ", "*** JOB ", "*** STEP ",  # (``_BANNER``'s two openings)
-        "Failed to send MESSAGE_TASK_EXIT")
+        "get_exit_code task ", "*** JOB ", "*** STEP ")  # (``_BANNER``'s two openings)
     SIGNAL_RE: ClassVar[tuple[str, ...]] = ()
 
     def match(self, text: str, line_no: int, emit: Emit) -> int | None:

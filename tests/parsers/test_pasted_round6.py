@@ -803,17 +803,3 @@ def test_healthy_lines_give_no_row(tmp_path: Path) -> None:
     for i, text in enumerate(HEALTHY):
         assert explain_rows(tmp_path, f"paste{i}.txt", [text]) == {}, text
 
-
-def test_slurmstepd_could_not_send_task_exit(tmp_path: Path) -> None:
-    """facebookincubator/submitit#1708: slurmstepd's _send_exit_msg
-    (src/slurmd/slurmstepd/mgr.c) error("Failed to send MESSAGE_TASK_EXIT: %m"), in a job's
-    output, and in slurmd's log among 3,000 noise lines (through the prefilter's anchor)."""
-    got = explain_rows(tmp_path, "slurm-1234.out", [
-        "slurmstepd: error: Failed to send MESSAGE_TASK_EXIT: Connection refused"])
-    assert got == {1: [("step_aborted", "MESSAGE_TASK_EXIT", "unknown")]}
-    noise = ("[2024-05-01T12:00:01.123] [1234.0] task/cgroup: _memcg_initialize: job: "
-             "alloc=500000MB mem.limit=500000MB memsw.limit=unlimited")
-    line = "[2024-05-01T12:00:02.123] [1234.0] error: Failed to send MESSAGE_TASK_EXIT: " \
-        "Connection refused"
-    got = explain_rows(tmp_path, "slurmd-node001.log", [noise] * 1500 + [line] + [noise] * 1500)
-    assert got == {1501: [("step_aborted", "MESSAGE_TASK_EXIT", "unknown")]}
