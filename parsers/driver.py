@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from parsers import dstfold, progress_batch, registry, remote, sacct
+from parsers import dstfold, progress_batch, registry, remote
 from parsers.base import (
     Accounting,
     DocumentParser,
@@ -45,6 +45,7 @@ from parsers.reader import (
     prefetch,
 )
 from parsers.schema import ATTEMPTS, EVENTS
+from parsers.slurm_sacct_fields import headerless_note
 from parsers.text import TextParser
 from parsers.utf16 import Transcoded
 
@@ -221,7 +222,7 @@ def open_parser(f: InputFile, stats: ReadStats, *, tz: tzinfo = UTC, year: int |
         cls, _score = registry.detect(decode(head.replace(b"\x00", b"")), f.display)
         if cls is None:  # no known layout: the prefix and message layers on every line
             cls = TextParser
-            note = sacct.headerless_note(decode(head[:8192])) or (
+            note = headerless_note(decode(head[:8192])) or (
                 "no known layout; read as text (every signature tried); name a source with "
                 "--source if it is one")
     elif isinstance(source, str):

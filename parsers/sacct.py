@@ -52,6 +52,7 @@ from parsers.base import (
 )
 from parsers.slurm_sacct_fields import (
     HEADER_DELIM,
+    STATES,
     columns_note,
     cut_note,
     epoch_us,
@@ -79,36 +80,6 @@ _KNOWN_COLS = ("jobid", "jobidraw", "jobname", "state", "exitcode", "start", "en
 _DASHES = re.compile(r"^ *-+(?: +-+)* *$")
 #: columns whose cut value makes a row unreadable (fixed-width output)
 _WHOLE = ("jobid", "jobidraw", "exitcode", "start", "end", "submit", "nodelist", "nnodes")
-#: job states (src/common/slurm_protocol_defs.c job_state_string): a cut one is the state it
-#: is the start of (OUT_OF_ME+), a cut ``CANCELLED by N`` is CANCELLED
-_STATES = ("BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
-           "OUT_OF_MEMORY", "PENDING", "PREEMPTED", "RUNNING", "REQUEUED", "RESIZING",
-           "REVOKED", "SUSPENDED", "TIMEOUT")
-
-
-#: a job or step id as sacct prints it first in a row (``12``, ``12_3``, ``12_[1-4]``,
-#: ``12+0`` (heterogeneous), ``12.batch``, ``12.0``)
-_ROW_ID = re.compile(r"^\s*\d+(?:_\d+|_\[[\d,\-%]+\]|\+\d+)?(?:\.(?:batch|extern|interactive|\d+))?"
-                     r"(?:\||\s)")
-_ROW_STATE = re.compile(r"(?:^|[|\s])(?:" + "|".join(_STATES) + r")\+?(?:$|[|\s])")
-
-
-def headerless_note(head: str) -> str | None:
-    """The note for a file of sacct rows without their header (``sacct -n`` /
-    ``--noheader``): most of its first lines start with a job id and name a job state.
-    Such rows cannot be mapped to columns (any order and subset can be asked for), so the
-    file stays unparsed and this says how to print it readable."""
-    lines = [ln for ln in head_lines(head, 20) if ln.strip()]
-    if any("jobid" in ln.lower() for ln in lines):
-        return None
-    rows = [ln for ln in lines if _ROW_ID.match(ln) and _ROW_STATE.search(ln)]
-    if not lines or len(rows) * 2 < len(lines) or len(rows) == 0:
-        return None
-    return ("looks like sacct rows without their header line (-n/--noheader); columns cannot "
-            "be named: run sacct again without -n, e.g. sacct --parsable2 --duplicates -o "
-            "JobID,JobIDRaw,State,ExitCode,Submit,Start,End,NNodes,NodeList,AllocTRES")
-
-
 class SacctTextParser(LineParser):
     """``sacct --parsable2`` (``|``-separated) or ``--parsable`` (trailing ``|``), any column
     order or subset, with or without step rows; or plain ``sacct``'s fixed-width columns."""
@@ -190,6 +161,12 @@ class SacctTextParser(LineParser):
         if self._bad and self._bad[-1] == self.acct.read:
             self._bad.pop()
             self._refresh_note()
+        if self.cols is not None and not len(self.records) and not self._bad \
+                and not self._backwards:
+            # a header alone: the jobs whose output is there have no record, and the run
+            # would be rebuilt from that output with no word (fault probe M5)
+            self.file_note = ("a header and no record: sacct printed no job for its "
+                              "selection (check its -S/-E window, --allusers, -j)")
 
     def _unread(self, line_no: int) -> int:
         """A row that is no record: counted unparsed (with its sample), and the file's note
@@ -250,7 +227,7 @@ class SacctTextParser(LineParser):
                 fields[i] = ""
             elif n == "state":
                 base = fields[i].strip()[:-1].split(" ")[0]
-                known = [k for k in _STATES if k.startswith(base)]
+                known = [k for k in STATES if k.startswith(base)]
                 if len(known) != 1:
                     return UNPARSED
                 fields[i] = known[0]

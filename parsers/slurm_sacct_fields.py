@@ -11,6 +11,7 @@ import re
 from datetime import tzinfo
 from typing import Any
 
+from parsers.base import head_lines
 from parsers.timeutil import later_fold_us
 
 _STEP_ID = re.compile(r"^(\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?)(?:\.(\w+))?$")
@@ -276,3 +277,32 @@ def fold_by_elapsed(start: int | None, end: int | None, start_text: str | None,
         return later_start, end
     return start, end
 
+
+#: job states (src/common/slurm_protocol_defs.c job_state_string): a cut one is the state it
+#: is the start of (OUT_OF_ME+), a cut ``CANCELLED by N`` is CANCELLED
+STATES = ("BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
+           "OUT_OF_MEMORY", "PENDING", "PREEMPTED", "RUNNING", "REQUEUED", "RESIZING",
+           "REVOKED", "SUSPENDED", "TIMEOUT")
+
+
+#: a job or step id as sacct prints it first in a row (``12``, ``12_3``, ``12_[1-4]``,
+#: ``12+0`` (heterogeneous), ``12.batch``, ``12.0``)
+_ROW_ID = re.compile(r"^\s*\d+(?:_\d+|_\[[\d,\-%]+\]|\+\d+)?(?:\.(?:batch|extern|interactive|\d+))?"
+                     r"(?:\||\s)")
+_ROW_STATE = re.compile(r"(?:^|[|\s])(?:" + "|".join(STATES) + r")\+?(?:$|[|\s])")
+
+
+def headerless_note(head: str) -> str | None:
+    """The note for a file of sacct rows without their header (``sacct -n`` /
+    ``--noheader``): most of its first lines start with a job id and name a job state.
+    Such rows cannot be mapped to columns (any order and subset can be asked for), so the
+    file stays unparsed and this says how to print it readable."""
+    lines = [ln for ln in head_lines(head, 20) if ln.strip()]
+    if any("jobid" in ln.lower() for ln in lines):
+        return None
+    rows = [ln for ln in lines if _ROW_ID.match(ln) and _ROW_STATE.search(ln)]
+    if not lines or len(rows) * 2 < len(lines) or len(rows) == 0:
+        return None
+    return ("looks like sacct rows without their header line (-n/--noheader); columns cannot "
+            "be named: run sacct again without -n, e.g. sacct --parsable2 --duplicates -o "
+            "JobID,JobIDRaw,State,ExitCode,Submit,Start,End,NNodes,NodeList,AllocTRES")

@@ -10,8 +10,8 @@ import pytest
 from parsers.driver import parse_file
 from parsers.joblog import JobLogParser
 from parsers.reader import InputFile
-from parsers.sacct import headerless_note
 from parsers.slurm_logs import SlurmctldParser
+from parsers.slurm_sacct_fields import headerless_note
 from pipeline.ingest.explain import explain_files
 from tests.parsers.util import parse
 

@@ -57,3 +57,18 @@ def test_failure_lines_with_no_time_are_said(tmp_path: Path) -> None:
     assert w[0]["files"] == [str(ctld)]
     assert "untimed_evidence" not in {x["code"] for x in _analysis(DEMO, tmp_path / "d")[
         "warnings"]}
+
+
+def test_sacct_with_a_header_and_no_record_is_said(tmp_path: Path) -> None:
+    """sacct printed for a window or user that holds none of the jobs: the run was rebuilt
+    from its output, fidelity progress, with no warning (fault probe M5)."""
+    logs = tmp_path / "logs"
+    (logs / "jobs").mkdir(parents=True)
+    (logs / "sacct.txt").write_text((DEMO / "slurm" / "sacct.txt").read_text().splitlines()[0]
+                                    + "\n")
+    for j in ("1001", "1002"):
+        shutil.copy(DEMO / "jobs" / f"slurm-{j}.out", logs / "jobs")
+    doc = _analysis(logs, tmp_path / "o")
+    w = [x for x in doc["warnings"] if x["code"] == "unread_input"]
+    assert len(w) == 1 and "a header and no record" in w[0]["message"]
+    assert doc["fidelity"] == "incomplete"
