@@ -45,6 +45,7 @@ import contextlib
 import re
 from datetime import tzinfo
 
+from parsers import journal_heads
 from parsers.joblog_prefix import MPIRUN_CTIME, MPIRUN_TAG, PDSH, ctime_stamp
 from parsers.joblog_prefix import RAY as _RAY
 from parsers.timeutil import (
@@ -136,7 +137,8 @@ def peel(text: str, tz: tzinfo, years: YearInference, out: Peeled | None = None)
     p = out if out is not None else Peeled()
     p.reset(text)
     if text.startswith("{") and ('"MESSAGE"' in text or '"log":' in text):
-        inner = _journal_json(text, p) if '"MESSAGE"' in text else _docker_json(text, tz, p)
+        inner = journal_heads.journal_json(text, p) if '"MESSAGE"' in text else \
+            journal_heads.docker_json(text, tz, p)
         if inner is not None:
             text = inner
     pos = 0
@@ -168,53 +170,6 @@ def _node_line(p: Peeled, text: str) -> bool:
     assert p.relay is not None
     at = len(p.relay) + 2
     return bool(_DMESG_T.match(text, at) or _DMESG_REL.match(text, at))
-
-
-def _journal_json(text: str, p: Peeled) -> str | None:
-    """``journalctl -o json``: one JSON object a line; the message and what it says of itself."""
-    import json
-
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return None
-    msg = doc.get("MESSAGE") if isinstance(doc, dict) else None
-    if isinstance(msg, list):  # non-UTF-8 messages are arrays of bytes
-        msg = bytes(b for b in msg if isinstance(b, int) and 0 <= b < 256).decode(
-            "utf-8", "replace")
-    if not isinstance(msg, str):
-        return None
-    with contextlib.suppress(TypeError, ValueError):
-        p.stamp(int(doc.get("__REALTIME_TIMESTAMP")), "exact")
-    host = doc.get("_HOSTNAME")
-    if isinstance(host, str):
-        _set_host(p, host)
-    prog = doc.get("SYSLOG_IDENTIFIER") or doc.get("_COMM")
-    if isinstance(prog, str):
-        p.program = prog
-    p.fmt = "journal-json"
-    return msg
-
-
-def _docker_json(text: str, tz: tzinfo, p: Peeled) -> str | None:
-    """Docker's json-file log driver: ``{"log":"msg\\n","stream":"stderr","time":"..."}``."""
-    import json
-
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return None
-    msg = doc.get("log") if isinstance(doc, dict) else None
-    if not isinstance(msg, str):
-        return None
-    t = doc.get("time")
-    if isinstance(t, str):
-        m = _ISO.match(t + " ")
-        if m is not None:
-            with contextlib.suppress(TimeError, ValueError, OverflowError):
-                p.stamp(*iso_match_to_us(m, tz))
-    p.fmt = "docker-json"
-    return msg.rstrip("\n")
 
 
 def _one(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> int | None:
@@ -258,6 +213,10 @@ def _one(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> in
 
 
 def _digit(text: str, pos: int, tz: tzinfo, p: Peeled) -> int | None:
+    if (j := journal_heads.head(text, pos, tz)) is not None and \
+            (e := _host_tag(text, j[0], p, "journal")) is not None:
+        p.stamp(j[1], j[2])
+        return e
     k = _KMSG.match(text, pos)
     if k is not None:
         if p.uptime_s is None and p.ts is None:
@@ -282,12 +241,8 @@ def _digit(text: str, pos: int, tz: tzinfo, p: Peeled) -> int | None:
         if c is not None:  # a container runtime's log file (CRI): ``<ts> stderr F <msg>``
             p.fmt = p.fmt or "cri"
             return c.end()
-        h = _HOST_TAG.match(text, end)
-        if h is not None and _plausible_tag(h.group(2)):
-            _set_host(p, h.group(1))
-            _set_program(p, h.group(2), h.group(3))
-            p.fmt = p.fmt or "syslog-iso"
-            return h.end()
+        if (e := _host_tag(text, end, p, "syslog-iso")) is not None:
+            return e
         t = _TAG.match(text, end)
         if t is not None and t.group(1) in _KNOWN_PROGRAMS:
             _set_program(p, t.group(1), t.group(2))
@@ -364,6 +319,10 @@ def _word(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> i
         if st is not None:
             p.stamp(*st)
         return mc.end()
+    if c.isupper() and (j := journal_heads.head(text, pos, tz)) is not None and \
+            (e := _host_tag(text, j[0], p, "journal")) is not None:
+        p.stamp(j[1], j[2])
+        return e
     if c.isupper() and text[pos:pos + 3].lower() in MONTHS:
         m = _SHORT.match(text, pos)
         if m is not None:
@@ -428,6 +387,17 @@ def _word(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> i
             p.relay = text[:h.end() - 2]
             return h.end()
     return None
+
+
+def _host_tag(text: str, end: int, p: Peeled, fmt: str) -> int | None:
+    """After a syslog or journal stamp: the host and the program tag (end past them)."""
+    h = _HOST_TAG.match(text, end)
+    if h is None or not _plausible_tag(h.group(2)):
+        return None
+    _set_host(p, h.group(1))
+    _set_program(p, h.group(2), h.group(3))
+    p.fmt = p.fmt or fmt
+    return h.end()
 
 
 def _plausible_tag(tag: str) -> bool:
