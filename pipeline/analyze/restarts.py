@@ -10,7 +10,8 @@ with one restart: TOR 0.48 where it was 0.79).
 
 ``split_restarts`` cuts such an attempt into pieces, ``<attempt>`` then ``<attempt>.r1``,
 ``.r2``, ...: a cut where, after progress, the agent's restart line comes, or a checkpoint load
-followed by more progress in its own file (a load at the very end, as HF Trainer's
+followed by more progress in its own file (or the files of torchrun's ``attempt_<n>`` folders,
+one stream: fault probe H4) (a load at the very end, as HF Trainer's
 ``load_best_model_at_end``, is no restart); ``_cuts`` says how the marks of one restart are
 merged and where the cut falls. A piece that ends at a cut has state ``RESTARTED`` and no exit
 code; the last piece keeps the scheduler's verdict. Attempts inferred from output are cut
@@ -41,7 +42,13 @@ RESTART_REASON = "in-job restart (the elastic agent, or a checkpoint reload afte
 
 _MARKS = """
 WITH e AS (
-    SELECT ae.attempt, ae.ts, ae.kind, ae.file, ae.line_no
+    -- a file's stream: torchrun's --log-dir writes each restart of the workers to its own
+    -- folder (<log_dir>/<run>/attempt_<n>/<local_rank>/stdout.log): those files are one
+    -- stream, in the order of n
+    SELECT ae.attempt, ae.ts, ae.kind, ae.file, ae.line_no,
+           regexp_replace(ae.file, '/attempt_[0-9]+/', '/attempt_*/') AS stream,
+           coalesce(TRY_CAST(regexp_extract(ae.file, '/attempt_([0-9]+)/', 1) AS BIGINT), 0)
+               AS seq
     FROM attempt_events ae JOIN attempts_linked a USING (attempt)
     WHERE a.source <> 'inferred' AND ae.ts IS NOT NULL
       AND ae.kind IN ('iteration', 'ckpt_load', 'elastic_restart')
@@ -49,10 +56,10 @@ WITH e AS (
 w AS (
     SELECT *,
            max(ts) FILTER (kind = 'iteration') OVER (
-               PARTITION BY attempt, file ORDER BY line_no
+               PARTITION BY attempt, stream ORDER BY seq, line_no
                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_f,
            min(ts) FILTER (kind = 'iteration') OVER (
-               PARTITION BY attempt, file ORDER BY line_no
+               PARTITION BY attempt, stream ORDER BY seq, line_no
                ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS after_f,
            max(ts) FILTER (kind = 'iteration') OVER (
                PARTITION BY attempt ORDER BY ts, file, line_no
@@ -63,21 +70,25 @@ w AS (
     FROM e
 ),
 loads AS (
-    -- a load after progress in its own file, with progress after it there: the first of
-    -- each such stretch of a file; its time is the last time its file showed before it (a
-    -- load without a stamp gets the next one in attempt_events: too late for a cut)
-    SELECT attempt, file, min(line_no) AS line_no, before_f AS before,
-           any_value(after_f) AS after
+    -- a load after progress in its own stream, with progress after it there: the first of
+    -- each such stretch of a stream; its time is the last time its stream showed before it
+    -- (a load without a stamp gets the next one in attempt_events: too late for a cut)
+    SELECT attempt, stream, arg_min(file, (seq, line_no)) AS file,
+           min((seq, line_no)) AS at_pos, before_f AS before, any_value(after_f) AS after
     FROM w WHERE kind = 'ckpt_load' AND before_f IS NOT NULL AND after_f IS NOT NULL
-    GROUP BY attempt, file, before_f
+    GROUP BY attempt, stream, before_f
 )
 SELECT attempt, ts AS at, before_a AS before, after_a AS after, true AS agent FROM w
 WHERE kind = 'elastic_restart' AND before_a IS NOT NULL
 UNION ALL
 SELECT l.attempt, max(r.ts) AS at, l.before, l.after, false AS agent
-FROM loads l JOIN events r ON r.file = l.file AND r.line_no < l.line_no
-                          AND r.ts_flag <> 'missing'
-GROUP BY l.attempt, l.file, l.line_no, l.before, l.after
+FROM loads l JOIN (
+    SELECT ts, line_no, regexp_replace(file, '/attempt_[0-9]+/', '/attempt_*/') AS stream,
+           coalesce(TRY_CAST(regexp_extract(file, '/attempt_([0-9]+)/', 1) AS BIGINT), 0)
+               AS seq
+    FROM events WHERE ts_flag <> 'missing'
+) r ON r.stream = l.stream AND (r.seq, r.line_no) < l.at_pos
+GROUP BY l.attempt, l.stream, l.at_pos, l.before, l.after
 """
 
 
