@@ -253,7 +253,7 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
         p.finish()
         _drain(p, on_events, on_records, on_progress)
         return FileResult(f.display, p.name, "line", p.acct, max(ready.nbytes, stats.bytes),
-                          with_notes(_joined(ready.note, p.file_note), stats), stats)
+                          with_notes(_joined(ready.note, p.file_note, _feb29(p)), stats), stats)
     got = open_parser(f, stats, tz=tz, year=year, source=source) if ready is None \
         else ready.got
     if isinstance(got, FileResult):
@@ -301,7 +301,20 @@ def parse_file(f: InputFile, on_events: BatchFn, on_records: BatchFn, *, tz: tzi
     parser.finish()
     _drain(parser, on_events, on_records, on_progress)
     return FileResult(f.display, cls.name, "line", parser.acct, max(nbytes, stats.bytes),
-                      with_notes(_joined(note, parser.file_note), stats), stats)
+                      with_notes(_joined(note, parser.file_note, _feb29(parser)), stats), stats)
+
+
+def _feb29(parser: Parser) -> str | None:
+    """The note for year-less Feb 29 stamps in a year without one (``timeutil.yearless_us``):
+    those lines have no time (fault probe H2: a node's Xid lost, its interruption blamed on
+    symptoms, no word)."""
+    years = getattr(parser, "years", None)
+    n = getattr(years, "feb29", 0)
+    if not n:
+        return None
+    return (f"{n:,} line(s) dated Feb 29 in {getattr(years, 'feb29_year', '?')}, a year "
+            "without one (taken from the file's date): not placed in time; give the log's "
+            "year with --year")
 
 
 def _joined(*notes: str | None) -> str | None:

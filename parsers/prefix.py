@@ -55,6 +55,7 @@ from parsers.timeutil import (
     ctime_to_us,
     iso_match_to_us,
     local_to_us,
+    yearless_us,
 )
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -342,7 +343,7 @@ def _word(text: str, pos: int, tz: tzinfo, years: YearInference, p: Peeled) -> i
                 mon = MONTHS[m.group(1).lower()]
                 frac = m.group(6)
                 us = int((frac + "000000")[:6]) if frac else 0
-                ts = local_to_us(years.year_for(mon), mon, int(m.group(2)), int(m.group(3)),
+                ts = yearless_us(years, mon, int(m.group(2)), int(m.group(3)),
                                  int(m.group(4)), int(m.group(5)), us, tz)
                 p.stamp(ts, "inferred_year")
             except (ValueError, OverflowError):

@@ -14,6 +14,7 @@ Rules (documented in the README, section "Time"):
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -115,6 +116,8 @@ class YearInference:
         self.year: int | None = year
         self.last_month = 0
         self.pinned: int | None = None  #: set by the prefiltered path: the line's year
+        self.feb29 = 0  #: year-less Feb 29 stamps that fell in a year without one
+        self.feb29_year = 0
         #: the file's latest stamp with a year so far (epoch us), where the dialect keeps one
         #: (job output): a year-less stamp then takes the year nearest it, not one guessed
         #: from the file's mtime (a job log of 2024 read in 2026)
@@ -168,7 +171,20 @@ def syslog_to_us(mon: str, day: int, hms: str, frac: str | None, tz: tzinfo,
     if month is None:
         raise TimeError(f"not a month: {mon!r}")
     h, mi, s = (int(x) for x in hms.split(":"))
-    return local_to_us(years.year_for(month), month, day, h, mi, s, _frac_us(frac), tz)
+    return yearless_us(years, month, day, h, mi, s, _frac_us(frac), tz)
+
+
+def yearless_us(years: YearInference, month: int, day: int, h: int, mi: int, s: int, us: int,
+                tz: tzinfo) -> int:
+    """A year-less stamp in the year ``years`` gives it. Feb 29 in a year without one (the
+    year guessed from the file's date, a leap year's log read a year later) cannot be placed:
+    it is counted (``years.feb29``, the file's note asks for ``--year``) and raises."""
+    y = years.year_for(month)
+    if month == 2 and day == 29 and not calendar.isleap(y):
+        years.feb29 += 1
+        years.feb29_year = y
+        raise TimeError(f"Feb 29 in {y}, a year without one")
+    return local_to_us(y, month, day, h, mi, s, us, tz)
 
 
 def ctime_to_us(text: str, tz: tzinfo) -> int:

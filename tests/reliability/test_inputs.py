@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 import zlib
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -358,3 +359,27 @@ def test_a_tar_archive_is_quarantined_not_read_as_a_job_log(tmp_path: Path, suff
     row = _accounting(tmp_path / "o")[str(arc)]
     assert row["read"] == 0 and row["note"] == (
         "quarantined, not read: a tar archive; extract it (tar -xf FILE) and pass its folder")
+
+
+def test_a_yearless_feb_29_in_a_year_without_one_is_noted(tmp_path: Path) -> None:
+    """A leap year's kernel log whose file date is of the next year: its Feb 29 line could
+    not be placed in time and was counted unparsed with no word (fault probe H2). It is
+    named now, with what to do; ``--year`` reads it."""
+    d = tmp_path / "logs" / "node008"
+    d.mkdir(parents=True)
+    log = d / "kern.log"
+    xid = ("node008 kernel: [1387976.136247] NVRM: Xid (PCI:0000:ab:00): 79, pid=1, GPU has "
+           "fallen off the bus.\n")
+    log.write_text("Feb 29 00:23:23 " + xid + "Mar  1 00:10:00 " + xid)
+    stamp = datetime(2025, 3, 10, tzinfo=UTC).timestamp()
+    os.utime(log, (stamp, stamp))
+    r = cli("ingest", tmp_path / "logs", "--out", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    row = _accounting(tmp_path / "o")[str(log)]
+    assert (row["events"], row["unparsed"]) == (1, 1)
+    assert row["note"].startswith("1 line(s) dated Feb 29 in 2025, a year without one")
+    assert "--year" in row["note"]
+    r = cli("ingest", tmp_path / "logs", "--out", tmp_path / "o2", "--year", "2024")
+    assert r.returncode == 0, r.stderr
+    row = _accounting(tmp_path / "o2")[str(log)]
+    assert (row["events"], row["unparsed"], row["note"]) == (2, 0, None)
