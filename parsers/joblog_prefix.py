@@ -10,6 +10,7 @@ verified against the program that writes it):
   Python logging's default ``asctime`` (``2024-05-01 12:00:00,123``), optionally followed by
   the common `` - LEVEL - `` separator of ``"%(asctime)s - %(levelname)s - ..."`` formats.
 * ``srun --label``: ``%*d: `` (the task id right-aligned, then ``": "``).
+* ``kubectl logs --prefix``: ``[pod/NAME/CONTAINER] ``.
 * torchrun ``--tee`` / ``--log-line-prefix-template`` prefixes ``[default3]:`` (role + *local*
   rank, torch.distributed.elastic) and ``[rank3]:`` (global rank).
 * DeepSpeed's logger (deepspeed/utils/logging.py):
@@ -48,6 +49,9 @@ _SRUN_LABEL = re.compile(r" *(\d{1,7}): ")
 #: k8s.io/cri-api ... kuberuntime logs: ``<RFC3339Nano> <stdout|stderr> <F|P> <msg>``)
 _CRI = re.compile(r"(?:stdout|stderr) [FP] ")
 _TORCHRUN = re.compile(r"\[(?:default|rank)(\d{1,7})\]: ?")
+#: ``kubectl logs --prefix`` (kubectl/pkg/cmd/logs/logs.go ``"[pod/%s/%s] "``: pod, container),
+#: before ``--timestamps``' stamp when both are asked for
+KUBECTL_PREFIX = re.compile(r"\[pod/[^/\s\]]+/[^\s\]]*\] ")
 #: Open MPI ``mpirun --tag-output``: ``[jobid,rank]<stdout>:`` (orte/mca/iof)
 MPIRUN_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>: ?")
 #: ``mpirun --timestamp-output --tag-output``: ctime(3) glued to the tag (Open MPI's iof:
@@ -164,7 +168,7 @@ def split_prefix(text: str, tz: tzinfo, out: Prefix) -> Prefix:
                     out.rank = int(m.group(1))
                 pos = m.end()
                 continue
-            m = _TITAN.match(text, pos)
+            m = _TITAN.match(text, pos) or KUBECTL_PREFIX.match(text, pos)
             if m is not None:  # the stamp after it is read next
                 pos = m.end()
                 continue

@@ -46,7 +46,7 @@ import re
 from datetime import tzinfo
 
 from parsers import journal_heads
-from parsers.joblog_prefix import MPIRUN_CTIME, MPIRUN_TAG, PDSH, ctime_stamp
+from parsers.joblog_prefix import KUBECTL_PREFIX, MPIRUN_CTIME, MPIRUN_TAG, PDSH, ctime_stamp
 from parsers.joblog_prefix import RAY as _RAY
 from parsers.timeutil import (
     MONTHS,
@@ -302,7 +302,7 @@ def _bracket(text: str, pos: int, tz: tzinfo, p: Peeled) -> int | None:
     if m is not None:
         p.fmt = p.fmt or "dmesg-H"
         return m.end()
-    m = _STEP.match(text, pos)
+    m = _STEP.match(text, pos) or KUBECTL_PREFIX.match(text, pos)
     if m is not None:
         return m.end()
     return None
