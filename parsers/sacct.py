@@ -253,6 +253,8 @@ class SacctTextParser(LineParser):
     def _time(self, text: str | None) -> int | None:
         if text is None or text in _NULL_TIMES:
             return None
+        if text.isdigit() and len(text) >= 9:  # SLURM_TIME_FORMAT=%s: seconds since the epoch
+            return int(text) * 1_000_000
         return parse_iso(text, self.ctx.tz)[0]
 
     def _row(self, f: list[str], text: str, line_no: int) -> None:
