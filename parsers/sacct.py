@@ -102,6 +102,7 @@ class SacctTextParser(LineParser):
         #: lines of rows that could not be read (a field too many or few: a delimiter inside
         #: a value such as a JobName with '|'; a time or node list that is no such thing)
         self._bad: list[int] = []
+        self._clusters: dict[str, set[str]] = {}  #: job id -> clusters (``sacct -M``, Cluster)
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
@@ -167,6 +168,12 @@ class SacctTextParser(LineParser):
             # would be rebuilt from that output with no word (fault probe M5)
             self.file_note = ("a header and no record: sacct printed no job for its "
                               "selection (check its -S/-E window, --allusers, -j)")
+        shared = sorted(j for j, c in self._clusters.items() if len(c) > 1)
+        if shared:  # job ids are per cluster: one id of two clusters read as a requeue (H9)
+            self.file_note = "; ".join(n for n in (self.file_note, (
+                f"{len(shared)} job id(s) in the records of several clusters (e.g. {shared[0]}: "
+                f"{', '.join(sorted(self._clusters[shared[0]]))}): their executions are mixed "
+                "as requeues; give one cluster's records (sacct -M NAME)")) if n)
 
     def _unread(self, line_no: int) -> int:
         """A row that is no record: counted unparsed (with its sample), and the file's note
@@ -262,6 +269,8 @@ class SacctTextParser(LineParser):
         if not jobid:
             raise ValueError("row without a job id")
         job, step = split_job_step(jobid)
+        if step is None and (cluster := self._get(f, "cluster")):
+            self._clusters.setdefault(job, set()).add(cluster)
         state = reason = None
         st = self._get(f, "state")
         if st:

@@ -72,3 +72,22 @@ def test_sacct_with_a_header_and_no_record_is_said(tmp_path: Path) -> None:
     w = [x for x in doc["warnings"] if x["code"] == "unread_input"]
     assert len(w) == 1 and "a header and no record" in w[0]["message"]
     assert doc["fidelity"] == "incomplete"
+
+
+def test_job_ids_of_two_clusters_are_said(tmp_path: Path) -> None:
+    """``sacct -M gpuA,gpuB -o Cluster,...``: job ids are per cluster, and gpuB's 1001 became
+    an execution of ours, with a TOR of its own, no warning (fault probe H9)."""
+    logs = tmp_path / "logs"
+    (logs / "jobs").mkdir(parents=True)
+    head, r1, r2 = (DEMO / "slurm" / "sacct.txt").read_text().splitlines()[:3]
+    other = r1.replace("llama-pretrain", "other-job").replace("2024-05-01T00:20:58",
+                                                              "2024-05-01T00:10:00")
+    rows = ["Cluster|" + head, "gpuA|" + r1, "gpuA|" + r2, "gpuB|" + other]
+    (logs / "sacct.txt").write_text("\n".join(rows) + "\n")
+    for j in ("1001", "1002"):
+        shutil.copy(DEMO / "jobs" / f"slurm-{j}.out", logs / "jobs")
+    doc = _analysis(logs, tmp_path / "o")
+    w = [x for x in doc["warnings"] if x["code"] == "unread_input"]
+    assert len(w) == 1 and "1 job id(s) in the records of several clusters (e.g. 1001: gpuA, " \
+        "gpuB)" in w[0]["message"] and "sacct -M NAME" in w[0]["message"]
+    assert doc["fidelity"] == "incomplete"
