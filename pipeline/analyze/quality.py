@@ -108,7 +108,10 @@ def check(con: duckdb.DuckDBPyConnection, runs: list[RunInputs],
                           f"{jobs[0][0]}: from {jobs[0][3]}): executions are missing from the "
                           "scheduler records (sacct without --duplicates lists only a requeued "
                           "job's last run): run sacct again with --duplicates, or leave the "
-                          "sacct file out to infer every execution from the output",
+                          "sacct file out to infer every execution from the output; or the "
+                          "output's clock or time zone disagrees with the records' (a clock "
+                          "that stepped back, stamps of another zone: read both in one zone "
+                          "with --tz)",
                           ri.run, files=fs) | {"lines": n})
         if ri.run in late:
             jobs = late[ri.run]

@@ -41,6 +41,9 @@ def test_sacct_without_duplicates_is_no_silent_tor(tmp_path: Path) -> None:
     got = _analyze(logs, tmp_path / "b")
     w = [w for w in got["warnings"] if w["code"] == "missing_executions"]
     assert len(w) == 1 and "1001" in w[0]["message"] and w[0]["lines"] > 1000
+    # both causes, each with what to do (a clock that stepped back gave only the first: M4)
+    assert "run sacct again with --duplicates" in w[0]["message"]
+    assert "read both in one zone with --tz" in w[0]["message"]
     run = got["runs"][0]
     assert run["tor"] is None and "first recorded execution" in run["tor_undefined"]
 
