@@ -56,7 +56,7 @@ def infer_orphans(con: duckdb.DuckDBPyConnection) -> int:
         return 0
     before = _count(con)
     con.execute("INSERT INTO attempts_linked BY NAME " + attempts)
-    _refine(con)
+    refine(con)
     return _count(con) - before
 
 
@@ -72,7 +72,9 @@ def _count(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
-def _refine(con: duckdb.DuckDBPyConnection) -> None:
+def refine(con: duckdb.DuckDBPyConnection) -> None:
+    """Inferred attempts' start, nodes, end and state from the controller log (module
+    docstring); with no scheduler records at all too."""
     orphans = con.execute(
         "SELECT attempt, job_id, start, \"end\" FROM attempts_linked WHERE source = 'inferred'"
     ).fetchall()

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from parsers.textfile import NotText, read_text
 from pipeline.analyze.links import link_outputs
-from pipeline.analyze.orphans import infer_orphans, inferred_attempts
+from pipeline.analyze.orphans import infer_orphans, inferred_attempts, refine
 from pipeline.analyze.silent import add_silent
 from pipeline.analyze.sql import sql
 from pipeline.ingest.ruletable import RulesError
@@ -96,6 +96,9 @@ def link_attempts(con: duckdb.DuckDBPyConnection, run_map: pa.Table,
     con.execute("CREATE OR REPLACE TABLE inference_files AS SELECT DISTINCT file FROM events "
                 "WHERE source = 'joblog' OR kind = 'iteration'")
     con.execute("CREATE OR REPLACE TABLE attempts_linked AS " + inferred_attempts(con))
+    # the controller's allocation and end lines give them their nodes, start and end, as
+    # they do an orphan's (without, node evidence had no attempt to go to: probe H8)
+    refine(con)
     con.execute("DELETE FROM output_links")
     add_silent(con)  # Kubernetes: container incarnations that printed nothing
     return "progress", dict.fromkeys(job_output or [])
