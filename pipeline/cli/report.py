@@ -118,13 +118,16 @@ def _render(directory: Path, dest: Path, rates_path: Path | None, model_path: Pa
     try:
         html, pdf = write_report(dest, analysis, rates, model,
                                  db=directory / "tormortem.duckdb", pdf=not no_pdf,
-                                 engine=pdf_engine, on_phase=report_phase)
+                                 engine=pdf_engine,
+                                 on_phase=lambda name: report_phase(name, pdf_engine))
     except PdfError as e:
         raise click.ClickException(str(e)) from None
     return html, pdf, time.perf_counter() - t0
 
 
-def report_phase(name: str) -> None:
-    """The status line of each phase of writing the report."""
+def report_phase(name: str, engine: str = "auto") -> None:
+    """The status line of each phase of writing the report (the PDF's engine as asked)."""
+    how = {"chromium": "headless Chromium", "weasyprint": "WeasyPrint"}.get(
+        engine, "headless Chromium, else WeasyPrint")
     output.status("report: writing report.html ..." if name == "html" else
-                  "report: printing report.pdf (headless Chromium, else WeasyPrint) ...")
+                  f"report: printing report.pdf ({how}) ...")

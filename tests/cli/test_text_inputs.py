@@ -139,3 +139,15 @@ def test_the_root_cause_does_not_depend_on_the_records_file_name(tmp_path: Path,
     (i,) = json.loads(r.stdout)["runs"][0]["interruptions"]
     assert (i["category"], i["node"], i["cause"]["kind"]) == (
         "node_failure", "node001", "slurm_job_cancelled")
+
+
+@pytest.mark.parametrize(("engine", "said"), [
+    ("weasyprint", "(WeasyPrint)"), ("chromium", "(headless Chromium)"),
+    ("auto", "(headless Chromium, else WeasyPrint)")])
+def test_the_pdf_status_line_names_the_engine_asked_for(capsys: pytest.CaptureFixture[str],
+                                                        engine: str, said: str) -> None:
+    """``--pdf-engine weasyprint`` said it was printing with Chromium (fault probe L4)."""
+    from pipeline.cli.report import report_phase
+
+    report_phase("pdf", engine)
+    assert f"report: printing report.pdf {said} ..." in capsys.readouterr().err
