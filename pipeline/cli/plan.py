@@ -56,8 +56,10 @@ def rates_path(given: Path) -> Path:
         if p.is_file():
             return p
         several = sorted(given.glob("rates-*.json"))
+        # fit reads an analysis: after ingest alone, only analyze can make the rates (L3)
         hint = ("; it has one per run: " + ", ".join(str(x) for x in several)) if several \
-            else f"; run `tormortem analyze LOGS --out {given}` (or `tormortem fit {given}`)"
+            else f"; run `tormortem analyze LOGS --out {given}`" + (
+                f" (or `tormortem fit {given}`)" if (given / "analysis.json").is_file() else "")
         raise click.ClickException(f"no rates.json in {given}{hint}")
     from parsers.textfile import read_text
 

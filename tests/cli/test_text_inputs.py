@@ -151,3 +151,14 @@ def test_the_pdf_status_line_names_the_engine_asked_for(capsys: pytest.CaptureFi
 
     report_phase("pdf", engine)
     assert f"report: printing report.pdf {said} ..." in capsys.readouterr().err
+
+
+def test_plan_on_an_ingest_folder_advises_only_what_can_work(tmp_path: Path) -> None:
+    """After ingest alone there is no analysis for ``fit`` to read; ``plan`` advised it, and
+    fit refused the same folder (fault probe L3)."""
+    r = invoke("ingest", str(DEMO / "slurm"), "--out", str(tmp_path / "i"))
+    assert r.exit_code == 0, r.output
+    r = invoke("plan", "--rates", str(tmp_path / "i"))
+    assert r.exit_code == 1
+    assert f"run `tormortem analyze LOGS --out {tmp_path / 'i'}`" in r.stderr
+    assert "tormortem fit" not in r.stderr
