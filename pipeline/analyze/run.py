@@ -115,7 +115,8 @@ def analyze_db(db: Path, *, run_map: Path | None = None, ideal_step_s: float | N
                     split_no_progress(d, k, c.ts.timestamp())
                     split.add(p.attempt)
         warnings = check_quality(con, runs, decs) + _skew_warnings(skews)
-        warnings += linkcheck.unmatched_run_map(con) + linkcheck.nameless(con, len(runs))
+        warnings += (linkcheck.unmatched_run_map(con) + linkcheck.nameless(con, len(runs))
+                     + linkcheck.long_gaps(decs))
         if unreadable:
             warnings.append(warning(
                 "unread_input", f"{len(unreadable)} input(s) could not be opened, so their "

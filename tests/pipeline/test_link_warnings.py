@@ -91,3 +91,16 @@ def test_job_ids_of_two_clusters_are_said(tmp_path: Path) -> None:
     assert len(w) == 1 and "1 job id(s) in the records of several clusters (e.g. 1001: gpuA, " \
         "gpuB)" in w[0]["message"] and "sacct -M NAME" in w[0]["message"]
     assert doc["fidelity"] == "incomplete"
+
+
+
+def test_a_wait_of_months_between_attempts_is_said(tmp_path: Path) -> None:
+    """sample_logs/real_formats as a whole: two unrelated outputs that resume from the same
+    /ckpt folder, 176 days apart, are one run with a 176-day repair gap and TOR 0.0000162,
+    printed with no word (fault probe L11). Said now; the numbers stand (a run may wait)."""
+    doc = _analysis(DEMO.parent / "real_formats", tmp_path / "o")
+    w = [x for x in doc["warnings"] if x["code"] == "long_gap"]
+    assert len(w) == 1 and w[0]["run"] == "run"
+    assert "the longest 176.4 days, 77 to 4242" in w[0]["message"]
+    assert w[0]["fidelity"] == "scheduler"
+    assert "long_gap" not in {x["code"] for x in _analysis(DEMO, tmp_path / "d")["warnings"]}
