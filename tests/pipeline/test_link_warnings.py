@@ -104,3 +104,18 @@ def test_a_wait_of_months_between_attempts_is_said(tmp_path: Path) -> None:
     assert "the longest 176.4 days, 77 to 4242" in w[0]["message"]
     assert w[0]["fidelity"] == "scheduler"
     assert "long_gap" not in {x["code"] for x in _analysis(DEMO, tmp_path / "d")["warnings"]}
+
+
+def test_no_component_is_float_noise_below_zero(tmp_path: Path) -> None:
+    """The demo's jobs 1001-1002 with 1002's output empty: ckpt_save was -1.18e-08 s in
+    analysis.json (fault probe L8). It is 0 now, and the components still sum to T_obs."""
+    logs = tmp_path / "logs"
+    (logs / "jobs").mkdir(parents=True)
+    (logs / "sacct.txt").write_text(
+        "\n".join((DEMO / "slurm" / "sacct.txt").read_text().splitlines()[:3]) + "\n")
+    shutil.copy(DEMO / "jobs" / "slurm-1001.out", logs / "jobs")
+    (logs / "jobs" / "slurm-1002.out").write_text("")
+    run = _analysis(logs, tmp_path / "o")["runs"][0]
+    c = run["components"]
+    assert c["ckpt_save"] == 0.0 and all(v >= 0 for k, v in c.items() if k != "slow")
+    assert abs(sum(c.values()) - run["t_obs_s"]) < 1e-6
