@@ -112,7 +112,13 @@ def gather(paths: tuple[str, ...]) -> Inputs:
                          "logs; give the logs it was made from (its manifest.json lists "
                          "them), or query it with tormortem sql / report")
     if not found.files:
+        # what the walk left out, so the reason is on the same line (a folder holding only a
+        # link to a folder said "no files found" and not why: fault probe L10)
+        left = found.special + found.problems
         raise InputError("no files found under " + ", ".join(paths)
+                         + (f" (left out: {'; '.join(left[:3])}"
+                            + (f"; and {len(left) - 3} more" if len(left) > 3 else "") + ")"
+                            if left else "")
                          + "; give log files, directories or a quoted glob")
     return found
 

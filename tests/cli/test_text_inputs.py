@@ -162,3 +162,18 @@ def test_plan_on_an_ingest_folder_advises_only_what_can_work(tmp_path: Path) -> 
     assert r.exit_code == 1
     assert f"run `tormortem analyze LOGS --out {tmp_path / 'i'}`" in r.stderr
     assert "tormortem fit" not in r.stderr
+
+
+def test_no_files_found_says_what_was_left_out(tmp_path: Path) -> None:
+    """A folder holding only a link to a folder: "no files found" did not name the link it
+    had not followed (fault probe L10)."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.log").write_text("x\n")
+    (tmp_path / "wrap").mkdir()
+    (tmp_path / "wrap" / "link").symlink_to(tmp_path / "real")
+    r = invoke("ingest", str(tmp_path / "wrap"), "--out", str(tmp_path / "o"))
+    assert r.exit_code != 0
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"Error: no files found under {tmp_path / 'wrap'} (left out: {tmp_path / 'wrap' / 'link'}"
+        ": symbolic link to a directory; not followed (name it explicitly to read it)); give "
+        "log files, directories or a quoted glob")
