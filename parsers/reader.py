@@ -80,6 +80,8 @@ class ReadStats:
     encoding: str | None = None  #: UTF-16/32 text read re-encoded as UTF-8 (``utf16``)
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
 def read_head(src: Path | InputFile) -> bytes:
     """The first ``SNIFF_BYTES`` (decompressed) of an input; a stream keeps them for its read.
     A compressed input of which nothing can be decompressed raises ``CorruptInput``; one cut
@@ -91,12 +93,12 @@ def read_head(src: Path | InputFile) -> bytes:
         if compression(raw) is not None:
             # a compressed stream: decompress what was peeked (the stream is read later)
             raw = decompress_head(raw, f.display, SNIFF_BYTES)
-        return utf16.decode_head(raw)
+        return utf16.decode_head(raw).removeprefix(UTF8_BOM)
     with open_binary(f) as fh:
         head = read_full(fh, SNIFF_BYTES, keep=True)  # a file cut after its head is read to the cut
         if not head:
             read_full(fh, 1)  # raises the ``CorruptInput`` again if nothing could be decompressed
-        return head
+        return head.removeprefix(UTF8_BOM)
 
 
 def decode(data: bytes) -> str:
@@ -242,6 +244,8 @@ def iter_line_chunks(src: Path | InputFile, chunk_bytes: int = CHUNK_BYTES,
             if left is not None:
                 left -= got
             size, start = len(rest) + got, 0
+            if line_no == 1 and st.bytes == got and buf.startswith(UTF8_BOM):
+                start = 3  # a UTF-8 byte-order mark (Notepad, PowerShell's utf8) is no text
             if tailing is not None:  # rest is empty here
                 nl = buf.find(b"\n", 0, size)
                 tailing.add(buf, 0, size if nl < 0 else nl)

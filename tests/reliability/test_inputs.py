@@ -383,3 +383,21 @@ def test_a_yearless_feb_29_in_a_year_without_one_is_noted(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
     row = _accounting(tmp_path / "o2")[str(log)]
     assert (row["events"], row["unparsed"], row["note"]) == (2, 0, None)
+
+
+def test_a_utf8_byte_order_mark_is_no_text(tmp_path: Path) -> None:
+    """A UTF-8 BOM at a file's start (Notepad, PowerShell 5.1's ``Out-File -Encoding utf8``):
+    the file was not known (a slurmctld log read as text, its first line unparsed), and a file
+    of only the mark counted one unparsed line (fault probe L5)."""
+    d = tmp_path / "logs"
+    d.mkdir()
+    line = ("[2024-05-01T00:00:05.000] sched: Allocate JobId=1001 NodeList=node[001-016] "
+            "#CPUs=1024 Partition=gpu\n")
+    (d / "slurmctld.log").write_bytes(b"\xef\xbb\xbf" + line.encode())
+    (d / "bom.log").write_bytes(b"\xef\xbb\xbf")
+    r = cli("ingest", d, "--out", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    acct = _accounting(tmp_path / "o")
+    row = acct[str(d / "slurmctld.log")]
+    assert (row["source"], row["read"], row["events"], row["bytes"]) == ("slurmctld", 1, 1, 104)
+    assert (acct[str(d / "bom.log")]["read"], acct[str(d / "bom.log")]["bytes"]) == (0, 3)
