@@ -82,6 +82,11 @@ def _event_shape(head: str) -> bool:
     return _has(head, "involvedObject") or _has(head, "regarding")
 
 
+def load_document(data: bytes) -> Any:
+    """``_load``: a JSON document, or its YAML form (``sacct --yaml`` too)."""
+    return _load(data)
+
+
 def _load(data: bytes) -> Any:
     """The document: JSON, or YAML (several documents: a list of them)."""
     if data.lstrip()[:1] in (b"{", b"["):

@@ -50,6 +50,7 @@ from parsers.base import (
     Parser,
     head_lines,
 )
+from parsers.k8s_json import load_document
 from parsers.slurm_sacct_fields import (
     HEADER_DELIM,
     STATES,
@@ -72,6 +73,7 @@ from parsers.slurm_sacct_fields import (
 from parsers.timeutil import TimeError, parse_iso
 
 _NULL_TIMES = ("", "Unknown", "None", "N/A")
+_YAML_JOBS = re.compile(r"(?m)^jobs:")
 _KNOWN_COLS = ("jobid", "jobidraw", "jobname", "state", "exitcode", "start", "end", "nodelist",
                "alloctres", "submit", "nnodes", "partition", "derivedexitcode", "elapsed",
                "submitline", "workdir")
@@ -309,8 +311,9 @@ class SacctTextParser(LineParser):
 
 
 class SacctJsonParser(DocumentParser):
-    """``sacct --json`` (and slurmrestd ``/slurmdb/.../jobs``): Slurm 22.05 (openapi
-    dbv0.0.38) and 23.02..24.x (data_parser v0.0.39..v0.0.41) shapes. One unit per job."""
+    """``sacct --json`` or ``--yaml`` (and slurmrestd ``/slurmdb/.../jobs``): Slurm 22.05
+    (openapi dbv0.0.38) and 23.02..24.x (data_parser v0.0.39..v0.0.41) shapes. One unit per
+    job."""
 
     name: ClassVar[str] = "sacct_json"
     description: ClassVar[str] = "sacct --json document (Slurm 22.05 .. 24.x)"
@@ -318,15 +321,19 @@ class SacctJsonParser(DocumentParser):
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
         h = head.lstrip()
-        if not h.startswith("{") or '"jobs"' not in head:
-            return 0
-        if ("openapi/dbv0.0." in head or "openapi/slurmdbd" in head
-                or '"allocation_nodes"' in head):
+        if h.startswith("{"):
+            if '"jobs"' not in head:
+                return 0
+            ours = "openapi/dbv0.0." in head or "openapi/slurmdbd" in head \
+                or '"allocation_nodes"' in head
+            return 95 if ours else 0
+        # sacct --yaml (21.08+): the same tree through libyaml (data_parser's YAML serializer)
+        if _YAML_JOBS.search(head) and ("openapi/" in head or "allocation_nodes:" in head):
             return 95
         return 0
 
     def parse_document(self, data: bytes) -> None:
-        doc = json.loads(data)
+        doc = load_document(data)
         jobs = doc.get("jobs") if isinstance(doc, dict) else None
         if not isinstance(jobs, list):
             raise json.JSONDecodeError("no 'jobs' list in the document", "", 0)

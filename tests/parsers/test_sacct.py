@@ -359,3 +359,18 @@ def test_a_row_that_is_no_record_is_counted_and_noted(tmp_path: Path,
     assert [r["job_id"] for b in records for r in b.to_pylist()] == ["7"]
     assert (res.acct.read, res.acct.unparsed) == (3, 1)
     assert res.note is not None and "1 row(s) could not be read (line 2)" in res.note
+
+
+def test_yaml_is_read_as_the_json() -> None:
+    """``sacct --yaml`` (Slurm 21.08+) writes the tree ``--json`` does, through libyaml; it was
+    no known layout, and ``--source sacct_json`` then said "not valid JSON" (fault probe L1).
+    The real 22.05 sample, dumped as YAML, gives the JSON's records and accounting."""
+    import yaml
+
+    data = (SAMPLES / "run1/sacct.json").read_text()
+    text = yaml.safe_dump(json.loads(data), sort_keys=False)
+    assert SacctJsonParser.sniff(text, "sacct.yaml") >= 90
+    ev_j, rec_j, _ = parse(SacctJsonParser, data, "sacct.json")
+    ev_y, rec_y, acct_y = parse(SacctJsonParser, text, "sacct.json")
+    assert recs(rec_y) == recs(rec_j) and pick(ev_y) == pick(ev_j)
+    assert (acct_y.read, acct_y.events, acct_y.unparsed) == (10, 10, 0)
