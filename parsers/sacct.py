@@ -316,7 +316,7 @@ class SacctJsonParser(DocumentParser):
     job."""
 
     name: ClassVar[str] = "sacct_json"
-    description: ClassVar[str] = "sacct --json document (Slurm 22.05 .. 24.x)"
+    description: ClassVar[str] = "sacct --json or --yaml document (Slurm 22.05 .. 24.x)"
 
     @classmethod
     def sniff(cls, head: str, path: str) -> int:
