@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from parsers.joblog import JobLogParser
-from tests.parsers.util import assert_pasted, parse
+from tests.parsers.util import assert_pasted, assert_steps
 
 # (line as pasted, kind, code, category); the comment names the thread
 JOB_OUTPUT = [
@@ -167,9 +166,4 @@ def test_each_pasted_line_gives_its_row(tmp_path: Path, name: str,
 
 def test_steps() -> None:
     """The step each progress row carries (a batch of the epoch as a progress_bar's)."""
-    text = "".join(t[0] + "\n" for t in PROGRESS)
-    rows, _, acct = parse(JobLogParser, text, "slurm-4245.out")
-    by_line = {r["line_no"]: r for r in rows}
-    for i, (line, kind, _code, _cat, step) in enumerate(PROGRESS, 1):
-        assert (by_line[i]["kind"], by_line[i]["iteration"]) == (kind, step), line
-    assert acct.events == len(PROGRESS)
+    assert_steps(PROGRESS, "slurm-4245.out")

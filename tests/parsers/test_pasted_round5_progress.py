@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from parsers.joblog import JobLogParser
-from tests.parsers.util import assert_pasted, parse
+from tests.parsers.util import assert_pasted, assert_steps, parse
 
 # (line as pasted, kind, code, category, the step the row carries); the comment names the
 # thread
@@ -194,12 +194,7 @@ def test_each_pasted_line_gives_its_row(tmp_path: Path) -> None:
 
 def test_steps() -> None:
     """The step each row carries (a batch of the epoch as a progress_bar's)."""
-    text = "".join(t[0] + "\n" for t in PROGRESS)
-    rows, _, acct = parse(JobLogParser, text, "slurm-4255.out")
-    by_line = {r["line_no"]: r for r in rows}
-    for i, (line, kind, _code, _cat, step) in enumerate(PROGRESS, 1):
-        assert (by_line[i]["kind"], by_line[i]["iteration"]) == (kind, step), line
-    assert acct.events == len(PROGRESS)
+    assert_steps(PROGRESS, "slurm-4255.out")
 
 
 def test_noise_gives_no_progress_row() -> None:

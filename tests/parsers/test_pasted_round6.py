@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from parsers.joblog import JobLogParser
-from tests.parsers.util import assert_pasted, explain_rows, parse
+from tests.parsers.util import assert_pasted, assert_steps, explain_rows
 
 # (line as pasted, kind, code, category); the comment names the thread
 JOB_OUTPUT = [
@@ -789,12 +788,7 @@ def test_each_pasted_progress_line_gives_its_row(tmp_path: Path) -> None:
 
 def test_steps() -> None:
     """The step each progress or checkpoint row carries."""
-    text = "".join(t[0] + "\n" for t in PROGRESS)
-    rows, _, acct = parse(JobLogParser, text, "slurm-4262.out")
-    by_line = {r["line_no"]: r for r in rows}
-    for i, (line, kind, _code, _cat, step) in enumerate(PROGRESS, 1):
-        assert (by_line[i]["kind"], by_line[i]["iteration"]) == (kind, step), line
-    assert acct.events == len(PROGRESS)
+    assert_steps(PROGRESS, "slurm-4262.out")
 
 
 def test_healthy_lines_give_no_row(tmp_path: Path) -> None:

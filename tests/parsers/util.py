@@ -92,3 +92,15 @@ def assert_pasted(tmp_path: Path, name: str, table: list[tuple[str, str, str, st
     for i, (text, kind, code, category) in enumerate(table):
         alone = explain_rows(tmp_path, f"paste{i}.txt", [text])
         assert (kind, code, category) in alone.get(1, []), (text, alone)
+
+
+def assert_steps(table: list[tuple[Any, ...]], name: str) -> None:
+    """Each line of ``table`` ((line, kind, code, category, step)), in one job output file
+    ``name``, gives one row of that kind carrying that step."""
+    from parsers.joblog import JobLogParser
+
+    rows, _, acct = parse(JobLogParser, "".join(t[0] + "\n" for t in table), name)
+    by_line = {r["line_no"]: r for r in rows}
+    for i, (line, kind, _code, _cat, step) in enumerate(table, 1):
+        assert (by_line[i]["kind"], by_line[i]["iteration"]) == (kind, step), line
+    assert acct.events == len(table)

@@ -6,7 +6,6 @@ undefined with advice to run ``sacct --duplicates``)."""
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.cli.conftest import invoke
+from tests.cli.conftest import analysis
 
 DEMO = Path(__file__).resolve().parents[2] / "sample_logs" / "demo"
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -44,12 +43,8 @@ def _campaign(root: Path, local: bool) -> Path:
     return root
 
 
-def _analysis(root: Path, *tz: str) -> dict:
-    r = invoke("analyze", str(root), "--out", str(root.parent / (root.name + "-out")), "--json",
-               *tz)
-    assert r.exit_code == 0, r.output
-    doc: dict = json.loads(r.stdout)
-    return doc
+def _out(root: Path) -> tuple[Path, Path]:
+    return root, root.parent / (root.name + "-out")
 
 
 def test_a_run_through_the_repeated_hour_reads_as_in_utc(tmp_path: Path) -> None:
@@ -60,8 +55,8 @@ def test_a_run_through_the_repeated_hour_reads_as_in_utc(tmp_path: Path) -> None
     out = (local / "jobs" / "slurm-1002.out").read_text()
     first, second = out.index("[2024-10-27 02:59:"), out.index("[2024-10-27 02:00:")
     assert first < second  # the clocks go back inside the job's output
-    want = _analysis(_campaign(tmp_path / "utc", local=False))
-    got = _analysis(local, "--tz", "Europe/Berlin")
+    want = analysis(*_out(_campaign(tmp_path / "utc", local=False)))
+    got = analysis(*_out(local), "--tz", "Europe/Berlin")
     assert [w["code"] for w in got["warnings"]] == [w["code"] for w in want["warnings"]] == []
     for a, b in zip(got["runs"], want["runs"], strict=True):
         assert a["tor"] == pytest.approx(b["tor"], abs=0) and a["tor"] is not None
@@ -79,8 +74,8 @@ def test_moving_the_demo_by_a_day_less_changes_nothing_either(tmp_path: Path) ->
     keep = MOVE
     MOVE = keep - timedelta(days=1)
     try:
-        want = _analysis(_campaign(tmp_path / "utc", local=False))
-        got = _analysis(_campaign(tmp_path / "berlin", local=True), "--tz", "Europe/Berlin")
+        want = analysis(*_out(_campaign(tmp_path / "utc", local=False)))
+        got = analysis(*_out(_campaign(tmp_path / "berlin", local=True)), "--tz", "Europe/Berlin")
     finally:
         MOVE = keep
     assert got["runs"][0]["tor"] == want["runs"][0]["tor"]

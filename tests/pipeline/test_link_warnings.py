@@ -3,21 +3,13 @@ no job name (fault probe H7) and failure lines with no time at all (probe M8).""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
 
-from tests.cli.conftest import invoke
+from tests.cli.conftest import analysis
 
 DEMO = Path(__file__).resolve().parents[2] / "sample_logs" / "demo"
-
-
-def _analysis(logs: Path, out: Path) -> dict:
-    r = invoke("analyze", str(logs), "--out", str(out), "--json")
-    assert r.exit_code == 0, r.output
-    doc: dict = json.loads(r.stdout)
-    return doc
 
 
 def test_records_without_a_job_name_say_why_each_job_is_a_run(tmp_path: Path) -> None:
@@ -30,7 +22,7 @@ def test_records_without_a_job_name_say_why_each_job_is_a_run(tmp_path: Path) ->
     (logs / "sacct.txt").write_text("".join("|".join(r[c] for c in cols) + "\n" for r in rows))
     for j in ("1001", "1002"):
         shutil.copy(DEMO / "jobs" / f"slurm-{j}.out", logs / "jobs")
-    doc = _analysis(logs, tmp_path / "o")
+    doc = analysis(logs, tmp_path / "o")
     w = [x for x in doc["warnings"] if x["code"] == "nameless_records"]
     assert len(doc["runs"]) == 2 and len(w) == 1
     assert "none of the 2 scheduler records has a job name" in w[0]["message"]
@@ -39,7 +31,7 @@ def test_records_without_a_job_name_say_why_each_job_is_a_run(tmp_path: Path) ->
     shutil.copy(DEMO / "slurm" / "sacct.txt", logs / "sacct.txt")
     (logs / "sacct.txt").write_text("\n".join(
         (DEMO / "slurm" / "sacct.txt").read_text().splitlines()[:3]) + "\n")
-    doc = _analysis(logs, tmp_path / "o2")
+    doc = analysis(logs, tmp_path / "o2")
     assert len(doc["runs"]) == 1
     assert "nameless_records" not in {x["code"] for x in doc["warnings"]}
 
@@ -51,11 +43,11 @@ def test_failure_lines_with_no_time_are_said(tmp_path: Path) -> None:
     shutil.copytree(DEMO, logs)
     ctld = logs / "slurm" / "slurmctld.log"
     ctld.write_text(re.sub(r"(?m)^\[[^\]]*\] ", "", ctld.read_text()))
-    doc = _analysis(logs, tmp_path / "o")
+    doc = analysis(logs, tmp_path / "o")
     w = [x for x in doc["warnings"] if x["code"] == "untimed_evidence"]
     assert len(w) == 1 and "carry no time at all" in w[0]["message"]
     assert w[0]["files"] == [str(ctld)]
-    assert "untimed_evidence" not in {x["code"] for x in _analysis(DEMO, tmp_path / "d")[
+    assert "untimed_evidence" not in {x["code"] for x in analysis(DEMO, tmp_path / "d")[
         "warnings"]}
 
 
@@ -68,7 +60,7 @@ def test_sacct_with_a_header_and_no_record_is_said(tmp_path: Path) -> None:
                                     + "\n")
     for j in ("1001", "1002"):
         shutil.copy(DEMO / "jobs" / f"slurm-{j}.out", logs / "jobs")
-    doc = _analysis(logs, tmp_path / "o")
+    doc = analysis(logs, tmp_path / "o")
     w = [x for x in doc["warnings"] if x["code"] == "unread_input"]
     assert len(w) == 1 and "a header and no record" in w[0]["message"]
     assert doc["fidelity"] == "incomplete"
@@ -86,7 +78,7 @@ def test_job_ids_of_two_clusters_are_said(tmp_path: Path) -> None:
     (logs / "sacct.txt").write_text("\n".join(rows) + "\n")
     for j in ("1001", "1002"):
         shutil.copy(DEMO / "jobs" / f"slurm-{j}.out", logs / "jobs")
-    doc = _analysis(logs, tmp_path / "o")
+    doc = analysis(logs, tmp_path / "o")
     w = [x for x in doc["warnings"] if x["code"] == "unread_input"]
     assert len(w) == 1 and "1 job id(s) in the records of several clusters (e.g. 1001: gpuA, " \
         "gpuB)" in w[0]["message"] and "sacct -M NAME" in w[0]["message"]
@@ -98,12 +90,12 @@ def test_a_wait_of_months_between_attempts_is_said(tmp_path: Path) -> None:
     """sample_logs/real_formats as a whole: two unrelated outputs that resume from the same
     /ckpt folder, 176 days apart, are one run with a 176-day repair gap and TOR 0.0000162,
     printed with no word (fault probe L11). Said now; the numbers stand (a run may wait)."""
-    doc = _analysis(DEMO.parent / "real_formats", tmp_path / "o")
+    doc = analysis(DEMO.parent / "real_formats", tmp_path / "o")
     w = [x for x in doc["warnings"] if x["code"] == "long_gap"]
     assert len(w) == 1 and w[0]["run"] == "run"
     assert "the longest 176.4 days, 77 to 4242" in w[0]["message"]
     assert w[0]["fidelity"] == "scheduler"
-    assert "long_gap" not in {x["code"] for x in _analysis(DEMO, tmp_path / "d")["warnings"]}
+    assert "long_gap" not in {x["code"] for x in analysis(DEMO, tmp_path / "d")["warnings"]}
 
 
 def test_no_component_is_float_noise_below_zero(tmp_path: Path) -> None:
@@ -115,7 +107,7 @@ def test_no_component_is_float_noise_below_zero(tmp_path: Path) -> None:
         "\n".join((DEMO / "slurm" / "sacct.txt").read_text().splitlines()[:3]) + "\n")
     shutil.copy(DEMO / "jobs" / "slurm-1001.out", logs / "jobs")
     (logs / "jobs" / "slurm-1002.out").write_text("")
-    run = _analysis(logs, tmp_path / "o")["runs"][0]
+    run = analysis(logs, tmp_path / "o")["runs"][0]
     c = run["components"]
     assert c["ckpt_save"] == 0.0 and all(v >= 0 for k, v in c.items() if k != "slow")
     assert abs(sum(c.values()) - run["t_obs_s"]) < 1e-6

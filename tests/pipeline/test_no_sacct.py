@@ -5,30 +5,22 @@ timeouts and nothing said so (fault probe H8)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import invoke
+from tests.cli.conftest import analysis
 
 DEMO = Path(__file__).resolve().parents[2] / "sample_logs" / "demo"
-
-
-def _run(logs: Path, out: Path) -> dict:
-    r = invoke("analyze", str(logs), "--out", str(out), "--json")
-    assert r.exit_code == 0, r.output
-    doc: dict = json.loads(r.stdout)
-    return doc["runs"][0]
 
 
 def test_the_controller_log_gives_inferred_attempts_their_nodes(tmp_path: Path) -> None:
     logs = tmp_path / "demo"
     shutil.copytree(DEMO, logs)
     (logs / "slurm" / "sacct.txt").unlink()
-    want, got = _run(DEMO, tmp_path / "a"), _run(logs, tmp_path / "b")
+    want, got = analysis(DEMO, tmp_path / "a")["runs"][0], analysis(logs, tmp_path / "b")["runs"][0]
     assert Counter(i["category"] for i in got["interruptions"]) == \
         Counter(i["category"] for i in want["interruptions"])
     assert [i["node"] for i in got["interruptions"]] == [i["node"] for i in want["interruptions"]]

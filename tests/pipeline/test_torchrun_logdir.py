@@ -6,10 +6,9 @@ one file gave 1 and 0.881 (fault probe H4)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.cli.conftest import invoke
+from tests.cli.conftest import analysis
 
 DEMO = Path(__file__).resolve().parents[2] / "sample_logs" / "demo"
 
@@ -27,13 +26,6 @@ def _job(logs: Path) -> None:
     (logs / "sacct.txt").write_text(head + "\n" + "|".join(a) + "\n")
 
 
-def _analysis(logs: Path, out: Path) -> dict:
-    r = invoke("analyze", str(logs), "--out", str(out), "--json")
-    assert r.exit_code == 0, r.output
-    doc: dict = json.loads(r.stdout)
-    return doc["runs"][0]
-
-
 def test_restart_folders_are_one_stream(tmp_path: Path) -> None:
     outs = [(DEMO / "jobs" / f"slurm-{j}.out").read_text() for j in ("1002", "1003")]
     one = tmp_path / "one"
@@ -46,6 +38,7 @@ def test_restart_folders_are_one_stream(tmp_path: Path) -> None:
         d = split / "logs" / "llama-pretrain" / "none_abc" / f"attempt_{n}" / "0"
         d.mkdir(parents=True)
         (d / "stdout.log").write_text(text)
-    want, got = _analysis(one, tmp_path / "o1"), _analysis(split, tmp_path / "o2")
+    want = analysis(one, tmp_path / "o1")["runs"][0]
+    got = analysis(split, tmp_path / "o2")["runs"][0]
     assert len(want["interruptions"]) == len(got["interruptions"]) == 1
     assert got["tor"] == want["tor"] and got["components"] == want["components"]
