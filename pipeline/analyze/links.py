@@ -120,7 +120,7 @@ def _files(con: duckdb.DuckDBPyConnection) -> dict[str, OutFile]:
     files: dict[str, OutFile] = {}
     for (f,) in con.execute(
             "SELECT file FROM line_accounting WHERE source = 'joblog' OR "
-            "(source IN ('unknown', 'text') AND ("
+            "(source IN ('unknown', 'text') AND coalesce(note, '') NOT LIKE 'binary file%' AND ("
             + " OR ".join(f"file LIKE '%{e}'" for e in _OUTPUT_EXT) + "))"
             ).fetchall():
         files[f] = OutFile(f)

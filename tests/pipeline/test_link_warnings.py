@@ -111,3 +111,18 @@ def test_no_component_is_float_noise_below_zero(tmp_path: Path) -> None:
     c = run["components"]
     assert c["ckpt_save"] == 0.0 and all(v >= 0 for k, v in c.items() if k != "slow")
     assert abs(sum(c.values()) - run["t_obs_s"]) < 1e-6
+
+
+def test_a_binary_file_is_not_called_job_output(tmp_path: Path) -> None:
+    """An ELF named ls.log among the logs: named as binary, and no longer also as output no
+    job could be linked to (fault probe L6)."""
+    logs = tmp_path / "logs"
+    (logs / "jobs").mkdir(parents=True)
+    (logs / "sacct.txt").write_text(
+        "\n".join((DEMO / "slurm" / "sacct.txt").read_text().splitlines()[:3]) + "\n")
+    for j in ("1001", "1002"):
+        shutil.copy(DEMO / "jobs" / f"slurm-{j}.out", logs / "jobs")
+    (logs / "ls.log").write_bytes(Path(shutil.which("ls") or "/bin/ls").read_bytes())
+    doc = analysis(logs, tmp_path / "o")
+    named = [w["code"] for w in doc["warnings"] if str(logs / "ls.log") in w["message"]]
+    assert named == ["unread_input"]
