@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.parsers.util import assert_pasted, assert_steps, explain_rows
+from tests.parsers.util import assert_pasted, assert_steps, explain_alone, explain_rows
 
 # (line as pasted, kind, code, category); the comment names the thread
 JOB_OUTPUT = [
@@ -794,6 +794,6 @@ def test_steps() -> None:
 def test_healthy_lines_give_no_row(tmp_path: Path) -> None:
     """The healthy lines, in one file and each alone."""
     assert explain_rows(tmp_path, "slurm-4263.out", HEALTHY) == {}
-    for i, text in enumerate(HEALTHY):
-        assert explain_rows(tmp_path, f"paste{i}.txt", [text]) == {}, text
+    for text, rows in zip(HEALTHY, explain_alone(tmp_path, HEALTHY), strict=True):
+        assert rows == [], text
 

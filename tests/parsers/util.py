@@ -89,9 +89,29 @@ def assert_pasted(tmp_path: Path, name: str, table: list[tuple[str, str, str, st
     got = explain_rows(tmp_path, name, [t[0] for t in table])
     for i, (text, kind, code, category) in enumerate(table, 1):
         assert (kind, code, category) in got.get(i, []), (text, got.get(i))
+    alone = explain_alone(tmp_path, [t[0] for t in table])
     for i, (text, kind, code, category) in enumerate(table):
-        alone = explain_rows(tmp_path, f"paste{i}.txt", [text])
-        assert (kind, code, category) in alone.get(1, []), (text, alone)
+        assert (kind, code, category) in alone[i], (text, alone[i])
+
+
+def explain_alone(tmp_path: Path, lines: list[str]) -> list[list[tuple[str, ...]]]:
+    """Each line alone in a file of its own (named as nothing in particular), the files
+    explained in one call (one set-up, not one a line): per line, its rows' (kind, code,
+    category)."""
+    from datetime import UTC
+
+    from pipeline.ingest.explain import explain_files
+
+    files = []
+    for i, text in enumerate(lines):
+        f = tmp_path / f"paste{i}.txt"
+        f.write_text(text + "\n", encoding="utf-8")
+        files.append(InputFile(f, f.name))
+    out: list[list[tuple[str, ...]]] = [[] for _ in lines]
+    for r in explain_files(files, tz=UTC, year=2024):
+        assert r["line_no"] == 1, r
+        out[int(r["file"][5:-4])].append((r["kind"], str(r["code"]), r["category"]))
+    return out
 
 
 def assert_steps(table: list[tuple[Any, ...]], name: str) -> None:
