@@ -22,9 +22,9 @@ import re
 from datetime import UTC, timedelta, timezone, tzinfo
 from typing import Any
 
+from parsers.kernel_envelope import NO_HOST
 from parsers.timeutil import TimeError, iso_match_to_us, local_to_us
 
-NO_HOST = {"localhost", "(none)", "-"}
 #: an ISO stamp as Docker writes ``time`` (RFC 3339 with nanoseconds)
 _ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"
                   r"\s?(Z|[+-]\d\d(?::?\d\d)?)?")

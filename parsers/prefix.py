@@ -48,6 +48,7 @@ from datetime import tzinfo
 from parsers import journal_heads
 from parsers.joblog_prefix import KUBECTL_PREFIX, MPIRUN_CTIME, MPIRUN_TAG, PDSH, ctime_stamp
 from parsers.joblog_prefix import RAY as _RAY
+from parsers.kernel_envelope import NO_HOST
 from parsers.timeutil import (
     MONTHS,
     TimeError,
@@ -94,7 +95,7 @@ _TALOS = re.compile(r"(?:[\w.:\-]+: )?(?:kern|user|daemon|auth|syslog): *\w+: "
 _KNOWN_PROGRAMS = ("kernel", "slurmctld", "slurmd", "slurmstepd", "slurmdbd", "kubelet",
                    "nv-fabricmanager", "nvidia-persistenced", "containerd", "dockerd",
                    "systemd", "sshd", "CRON", "cron")
-_NO_HOST = {"localhost", "(none)", "-"}
+_NO_HOST = NO_HOST
 _LEVELS = {"err": "ERROR", "warn": "WARNING", "crit": "CRITICAL", "alert": "CRITICAL",
            "emerg": "CRITICAL", "notice": "INFO", "info": "INFO", "debug": "DEBUG"}
 
